@@ -1,0 +1,77 @@
+/** Domain records. Timestamps are epoch milliseconds (UTC); ids are 32 lowercase hex (a UUIDv7 without dashes). */
+
+export const SCOPES = ["read_only", "read_write"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Ranked highest first: owner > admin > member. */
+export const ROLES = ["owner", "admin", "member"] as const;
+export type Role = (typeof ROLES)[number];
+
+export const PERMISSION_MODES = ["flat", "role_based"] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+
+export interface TenantRecord {
+  /** Raw UUID with dashes. */
+  id: string;
+  name: string;
+  permissionMode: PermissionMode;
+  createdAt: number;
+}
+
+export interface TokenRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  scope: Scope;
+  role: Role;
+  /** `service_live_` + first 8 body chars; unique across every row ever created. */
+  prefix: string;
+  /** Lowercase hex HMAC-SHA256(pepper, token). */
+  digest: string;
+  createdAt: number;
+  /** Id (32 hex) of the parent token; null for a tenant's first token. */
+  createdBy: string | null;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export interface ServiceRecord {
+  id: string;
+  tenantId: string;
+  serviceName: string;
+  isMonitored: boolean;
+  /** AES-256-GCM sealed signing secret (base64), bound to the service id. */
+  secretCiphertext: string;
+  signingSecretPrefix: string;
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: number | null;
+  secretRotatedAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface EventRecord {
+  id: string;
+  serviceId: string;
+  receivedAt: number;
+  idempotencyKey: string | null;
+  /** The exact bytes received. */
+  payload: Uint8Array;
+}
+
+/** Who is calling: what a verified bearer token resolves to. */
+export interface Principal {
+  tokenId: string;
+  tenantId: string;
+  scope: Scope;
+  role: Role;
+  permissionMode: PermissionMode;
+}
+
+/** Injected time source, so rules about expiry and grace windows are testable. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };

@@ -1,0 +1,98 @@
+import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../domain/types.ts";
+
+/**
+ * Keyset page request: rows strictly older (smaller id) than `before`, newest first.
+ * Callers ask for one row more than they show to learn whether a next page exists.
+ */
+export interface PageQuery {
+  limit: number;
+  before?: string;
+}
+
+export interface TenantRepo {
+  get(id: string): Promise<TenantRecord | null>;
+  /** Returns the updated tenant, or null when it does not exist. */
+  rename(id: string, name: string): Promise<TenantRecord | null>;
+}
+
+export type RevokeOutcome =
+  | { kind: "revoked"; record: TokenRecord }
+  /** Already revoked: the record keeps its first revoked_at. */
+  | { kind: "already_revoked"; record: TokenRecord }
+  | { kind: "not_found" }
+  /** The target is the tenant's last active owner read_write token; nothing changed. */
+  | { kind: "last_owner" };
+
+export interface TokenRepo {
+  findByDigest(digest: string): Promise<TokenRecord | null>;
+  get(tenantId: string, id: string): Promise<TokenRecord | null>;
+  list(tenantId: string, query: PageQuery & { includeRevoked: boolean }): Promise<TokenRecord[]>;
+  /** `prefix_taken` when the prefix (unique over all rows ever) is already used. */
+  insert(record: TokenRecord): Promise<"ok" | "prefix_taken">;
+  /**
+   * Atomically: revoke unless already revoked, refusing (`last_owner`) when the target is
+   * active, owner and read_write and no other such token of the tenant is active at `now`.
+   * Concurrent revocations of the last two owner tokens cannot both succeed.
+   */
+  revoke(tenantId: string, id: string, now: number): Promise<RevokeOutcome>;
+  /** Best-effort bookkeeping, called off the request path. */
+  touchLastUsed(updates: ReadonlyArray<{ id: string; at: number }>): Promise<void>;
+}
+
+export interface SecretRotation {
+  ciphertext: string;
+  prefix: string;
+  rotatedAt: number;
+  previousExpiresAt: number;
+}
+
+export interface ServiceRepo {
+  /** `name_taken` when (tenant, service_name) exists; case-sensitive. */
+  insert(record: ServiceRecord): Promise<"ok" | "name_taken">;
+  get(tenantId: string, id: string): Promise<ServiceRecord | null>;
+  /** Tenant-less lookup for ingest, where the caller is a sender, not a token. */
+  getById(id: string): Promise<ServiceRecord | null>;
+  list(tenantId: string, query: PageQuery): Promise<ServiceRecord[]>;
+  setMonitored(tenantId: string, id: string, isMonitored: boolean, now: number): Promise<ServiceRecord | null>;
+  /** In one statement: current secret becomes previous, the new one current. */
+  rotateSecret(tenantId: string, id: string, rotation: SecretRotation): Promise<ServiceRecord | null>;
+  /** Deletes the service and all its events; false when it did not exist. */
+  delete(tenantId: string, id: string): Promise<boolean>;
+}
+
+export interface NewEvent {
+  id: string;
+  serviceId: string;
+  receivedAt: number;
+  idempotencyKey: string | null;
+  payload: Uint8Array;
+}
+
+export type InsertEventResult =
+  | { kind: "inserted" }
+  /** Idempotency-Key already used in this service: the first event's id and time. */
+  | { kind: "duplicate"; id: string; receivedAt: number };
+
+export interface EventRepo {
+  /**
+   * Inserts a batch in ONE transaction and commits durably before resolving (group commit).
+   * Results are positional. A repeated idempotency key (even within the batch) is a
+   * `duplicate` of the first, decided by a unique index, never read-then-write.
+   * If the transaction fails, the promise rejects and nothing of the batch is stored.
+   */
+  insertBatch(events: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]>;
+  list(serviceId: string, query: PageQuery): Promise<EventRecord[]>;
+}
+
+export interface Store {
+  readonly dialect: "sqlite" | "postgres";
+  tenants: TenantRepo;
+  tokens: TokenRepo;
+  services: ServiceRepo;
+  events: EventRepo;
+  /** Creates a tenant and its first token in one transaction. */
+  createTenant(tenant: TenantRecord, firstToken: TokenRecord): Promise<void>;
+  /** Applies committed migrations; idempotent. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
