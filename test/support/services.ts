@@ -25,7 +25,12 @@ async function probePostgres(): Promise<boolean> {
 }
 
 async function probeRedis(): Promise<boolean> {
-  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const redis = new Redis(TEST_REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   redis.on("error", () => {});
   try {
     await redis.connect();
@@ -46,7 +51,10 @@ export function serviceAvailable(name: "postgres" | "redis"): Promise<boolean> {
       if (!ok && required) {
         throw new Error(`INTAKE_REQUIRE_SERVICES=1 but ${name} does not answer at ${url}`);
       }
-      if (!ok) console.log(`SKIP: ${name} suites: no server answers at ${url} (set INTAKE_REQUIRE_SERVICES=1 to fail instead)`);
+      if (!ok)
+        console.log(
+          `SKIP: ${name} suites: no server answers at ${url} (set INTAKE_REQUIRE_SERVICES=1 to fail instead)`,
+        );
       return ok;
     });
     probes.set(name, probe);
