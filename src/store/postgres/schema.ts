@@ -1,0 +1,108 @@
+/**
+ * PostgreSQL tables. Times are epoch milliseconds in `bigint` (exactly the domain's numbers,
+ * no driver Date parsing or session time zone involved); ids are `text COLLATE "C"` so that
+ * btree order is byte order, which for 32 lowercase hex equals the UUIDv7 time order that
+ * keyset pagination relies on, whatever the database's default collation.
+ */
+
+import { sql } from "drizzle-orm";
+import { bigint, boolean, check, customType, index, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
+
+/** Byte-ordered text: the order of `ORDER BY id DESC` / `id < $before` is the hex string order. */
+const idText = customType<{ data: string; driverData: string }>({
+  dataType: () => 'text COLLATE "C"',
+});
+
+/** The exact bytes received; Bun's client hands `bytea` back as a Buffer, narrowed to a plain view. */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+  fromDriver: (value) => new Uint8Array(value.buffer, value.byteOffset, value.byteLength),
+});
+
+const millis = (name: string) => bigint(name, { mode: "number" });
+
+function inList(values: readonly string[]): string {
+  return values.map((v) => `'${v}'`).join(", ");
+}
+
+export const tenants = pgTable(
+  "tenants",
+  {
+    id: idText("id").primaryKey(),
+    name: text("name").notNull(),
+    permissionMode: text("permission_mode", { enum: PERMISSION_MODES }).notNull(),
+    createdAt: millis("created_at").notNull(),
+  },
+  (t) => [check("tenants_permission_mode_check", sql`${t.permissionMode} in (${sql.raw(inList(PERMISSION_MODES))})`)],
+);
+
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: idText("id").primaryKey(),
+    tenantId: idText("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    scope: text("scope", { enum: SCOPES }).notNull(),
+    role: text("role", { enum: ROLES }).notNull(),
+    prefix: text("prefix").notNull(),
+    digest: text("digest").notNull(),
+    createdAt: millis("created_at").notNull(),
+    createdBy: idText("created_by"),
+    expiresAt: millis("expires_at"),
+    lastUsedAt: millis("last_used_at"),
+    revokedAt: millis("revoked_at"),
+  },
+  (t) => [
+    // Prefixes stay reserved forever, revoked rows included, so the constraint covers every row.
+    unique("api_tokens_prefix_unique").on(t.prefix),
+    unique("api_tokens_digest_unique").on(t.digest),
+    index("api_tokens_tenant_id_idx").on(t.tenantId, t.id),
+    check("api_tokens_scope_check", sql`${t.scope} in (${sql.raw(inList(SCOPES))})`),
+    check("api_tokens_role_check", sql`${t.role} in (${sql.raw(inList(ROLES))})`),
+  ],
+);
+
+export const services = pgTable(
+  "services",
+  {
+    id: idText("id").primaryKey(),
+    tenantId: idText("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    serviceName: text("service_name").notNull(),
+    isMonitored: boolean("is_monitored").notNull(),
+    secretCiphertext: text("secret_ciphertext").notNull(),
+    signingSecretPrefix: text("signing_secret_prefix").notNull(),
+    previousSecretCiphertext: text("previous_secret_ciphertext"),
+    previousSecretExpiresAt: millis("previous_secret_expires_at"),
+    secretRotatedAt: millis("secret_rotated_at"),
+    createdAt: millis("created_at").notNull(),
+    updatedAt: millis("updated_at").notNull(),
+  },
+  (t) => [
+    // Deterministic collation: equality is byte equality, so "Billing" and "billing" are two names.
+    unique("services_tenant_name_unique").on(t.tenantId, t.serviceName),
+    index("services_tenant_id_idx").on(t.tenantId, t.id),
+  ],
+);
+
+export const events = pgTable(
+  "events",
+  {
+    id: idText("id").primaryKey(),
+    serviceId: idText("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    receivedAt: millis("received_at").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    payload: bytea("payload").notNull(),
+  },
+  (t) => [
+    // NULL keys are distinct, so events without an Idempotency-Key never collide.
+    unique("events_service_idempotency_key_unique").on(t.serviceId, t.idempotencyKey),
+    index("events_service_id_idx").on(t.serviceId, t.id),
+  ],
+);

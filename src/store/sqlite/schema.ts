@@ -1,0 +1,97 @@
+/**
+ * SQLite tables. Times are epoch milliseconds in INTEGER; ids are TEXT compared with SQLite's
+ * default BINARY collation, so `ORDER BY id DESC` / `id < ?` follow the 32-hex (UUIDv7, time
+ * ordered) string order that keyset pagination relies on.
+ */
+
+import { sql } from "drizzle-orm";
+import { blob, check, index, integer, sqliteTable, text, unique } from "drizzle-orm/sqlite-core";
+import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
+
+const millis = (name: string) => integer(name, { mode: "number" });
+
+function inList(values: readonly string[]): string {
+  return values.map((v) => `'${v}'`).join(", ");
+}
+
+export const tenants = sqliteTable(
+  "tenants",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    permissionMode: text("permission_mode", { enum: PERMISSION_MODES }).notNull(),
+    createdAt: millis("created_at").notNull(),
+  },
+  (t) => [check("tenants_permission_mode_check", sql`${t.permissionMode} in (${sql.raw(inList(PERMISSION_MODES))})`)],
+);
+
+export const apiTokens = sqliteTable(
+  "api_tokens",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    name: text("name").notNull(),
+    scope: text("scope", { enum: SCOPES }).notNull(),
+    role: text("role", { enum: ROLES }).notNull(),
+    prefix: text("prefix").notNull(),
+    digest: text("digest").notNull(),
+    createdAt: millis("created_at").notNull(),
+    createdBy: text("created_by"),
+    expiresAt: millis("expires_at"),
+    lastUsedAt: millis("last_used_at"),
+    revokedAt: millis("revoked_at"),
+  },
+  (t) => [
+    // Prefixes stay reserved forever, revoked rows included, so the constraint covers every row.
+    unique("api_tokens_prefix_unique").on(t.prefix),
+    unique("api_tokens_digest_unique").on(t.digest),
+    index("api_tokens_tenant_id_idx").on(t.tenantId, t.id),
+    check("api_tokens_scope_check", sql`${t.scope} in (${sql.raw(inList(SCOPES))})`),
+    check("api_tokens_role_check", sql`${t.role} in (${sql.raw(inList(ROLES))})`),
+  ],
+);
+
+export const services = sqliteTable(
+  "services",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    serviceName: text("service_name").notNull(),
+    isMonitored: integer("is_monitored", { mode: "boolean" }).notNull(),
+    secretCiphertext: text("secret_ciphertext").notNull(),
+    signingSecretPrefix: text("signing_secret_prefix").notNull(),
+    previousSecretCiphertext: text("previous_secret_ciphertext"),
+    previousSecretExpiresAt: millis("previous_secret_expires_at"),
+    secretRotatedAt: millis("secret_rotated_at"),
+    createdAt: millis("created_at").notNull(),
+    updatedAt: millis("updated_at").notNull(),
+  },
+  (t) => [
+    // BINARY collation: "Billing" and "billing" are two different names.
+    unique("services_tenant_name_unique").on(t.tenantId, t.serviceName),
+    index("services_tenant_id_idx").on(t.tenantId, t.id),
+  ],
+);
+
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    serviceId: text("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    receivedAt: millis("received_at").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    // BLOB, not TEXT: the exact bytes received come back, never re-encoded.
+    payload: blob("payload", { mode: "buffer" }).notNull(),
+  },
+  (t) => [
+    // NULL keys are distinct, so events without an Idempotency-Key never collide.
+    unique("events_service_idempotency_key_unique").on(t.serviceId, t.idempotencyKey),
+    index("events_service_id_idx").on(t.serviceId, t.id),
+  ],
+);
