@@ -1,0 +1,162 @@
+/**
+ * Configuration from the environment (SPEC §9). `parseConfig` is pure and reports every bad
+ * variable as one line naming it; `loadKeyMaterial` then fills in the pepper and secrets key
+ * (generated into the data dir for a SQLite file, required for PostgreSQL).
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import pkg from "../package.json" with { type: "json" };
+
+export type DatabaseConfig = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
+
+export interface Config {
+  port: number;
+  host: string;
+  /** 0 disables the gRPC listener. */
+  grpcPort: number;
+  dataDir: string;
+  database: DatabaseConfig;
+  redisUrl: string | null;
+  /** Supplied by the environment; null means "generate/read from the data dir". */
+  tokenPepper: string | null;
+  secretsKey: Uint8Array | null;
+  rotationGraceSeconds: number;
+  signatureToleranceSeconds: number;
+  maxEventBytes: number;
+  /** `GET /openapi.json` and `GET /docs`. */
+  apiDocs: boolean;
+  version: string;
+}
+
+export interface KeyMaterial {
+  tokenPepper: string;
+  secretsKey: Uint8Array;
+}
+
+export type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: string[]) {
+    super(problems.join("\n"));
+  }
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number, problems: string[]): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+    return fallback;
+  }
+  return value;
+}
+
+function database(env: Env, dataDir: string, problems: string[]): DatabaseConfig {
+  const url = env.DATABASE_URL;
+  if (url === undefined || url === "") return { kind: "sqlite", path: join(dataDir, "intake.sqlite") };
+  if (url === "sqlite::memory:") return { kind: "sqlite", path: ":memory:" };
+  if (url.startsWith("sqlite:")) {
+    const path = url.slice("sqlite:".length);
+    if (path === "") problems.push("DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/intake.sqlite");
+    return { kind: "sqlite", path: isAbsolute(path) ? path : resolve(path) };
+  }
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) return { kind: "postgres", url };
+  problems.push("DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://...");
+  return { kind: "sqlite", path: ":memory:" };
+}
+
+export function version(env: Env): string {
+  return env.INTAKE_BUILD ? `${pkg.version}+${env.INTAKE_BUILD}` : pkg.version;
+}
+
+export function parsePepper(raw: string, source: string): string {
+  if (Buffer.byteLength(raw, "utf8") < 32) throw new ConfigError([`${source} must be at least 32 bytes`]);
+  return raw;
+}
+
+export function parseSecretsKey(raw: string, source: string): Uint8Array {
+  const trimmed = raw.trim();
+  const key = Buffer.from(trimmed, "base64");
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed) || key.length !== 32) {
+    throw new ConfigError([`${source} must be the base64 of exactly 32 bytes (openssl rand -base64 32)`]);
+  }
+  return new Uint8Array(key);
+}
+
+function optional<T>(problems: string[], parse: () => T): T | null {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof ConfigError) problems.push(...error.problems);
+    else throw error;
+    return null;
+  }
+}
+
+/** Every bad variable at once, one line each. */
+export function parseConfig(env: Env): Config {
+  const problems: string[] = [];
+  const dataDir = resolve(env.INTAKE_DATA_DIR || "./data");
+  const db = database(env, dataDir, problems);
+  const pepperRaw = env.INTAKE_TOKEN_PEPPER;
+  const keyRaw = env.INTAKE_SECRETS_KEY;
+  const tokenPepper = pepperRaw ? optional(problems, () => parsePepper(pepperRaw, "INTAKE_TOKEN_PEPPER")) : null;
+  const secretsKey = keyRaw ? optional(problems, () => parseSecretsKey(keyRaw, "INTAKE_SECRETS_KEY")) : null;
+  if (db.kind === "postgres") {
+    // Instances sharing one database must share these; generating them per box would split the fleet.
+    if (!pepperRaw) problems.push("INTAKE_TOKEN_PEPPER is required with a postgres DATABASE_URL (at least 32 bytes, the same on every instance)");
+    if (!keyRaw) problems.push("INTAKE_SECRETS_KEY is required with a postgres DATABASE_URL (base64 of 32 bytes, the same on every instance)");
+  }
+  const redisUrl = env.REDIS_URL || null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push("REDIS_URL must start with redis:// or rediss://");
+  const apiDocsRaw = env.INTAKE_API_DOCS ?? "true";
+  if (apiDocsRaw !== "true" && apiDocsRaw !== "false") problems.push("INTAKE_API_DOCS must be true or false");
+  const config: Config = {
+    port: integer(env, "PORT", 3000, 0, 65535, problems),
+    host: env.HOST || "127.0.0.1",
+    grpcPort: integer(env, "INTAKE_GRPC_PORT", 50051, 0, 65535, problems),
+    dataDir,
+    database: db,
+    redisUrl,
+    tokenPepper,
+    secretsKey,
+    rotationGraceSeconds: integer(env, "INTAKE_ROTATION_GRACE_SECONDS", 86400, 0, 31_536_000, problems),
+    signatureToleranceSeconds: integer(env, "INTAKE_SIGNATURE_TOLERANCE_SECONDS", 300, 1, 86_400, problems),
+    maxEventBytes: integer(env, "INTAKE_MAX_EVENT_BYTES", 262144, 2, 64 * 1024 * 1024, problems),
+    apiDocs: apiDocsRaw !== "false",
+    version: version(env),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+function readOrCreate(path: string, make: () => string): string {
+  if (existsSync(path)) return readFileSync(path, "utf8").trim();
+  writeFileSync(path, `${make()}\n`, { mode: 0o600, flag: "wx" });
+  chmodSync(path, 0o600);
+  return readFileSync(path, "utf8").trim();
+}
+
+/**
+ * Pepper and secrets key: from the environment when set; for a SQLite file, generated once
+ * into the data dir (mode 0600) and reused; for sqlite::memory:, random for this process.
+ */
+export function loadKeyMaterial(config: Config): KeyMaterial {
+  const random = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
+  if (config.database.kind === "sqlite" && config.database.path === ":memory:") {
+    return {
+      tokenPepper: config.tokenPepper ?? random(),
+      secretsKey: config.secretsKey ?? parseSecretsKey(random(), "generated key"),
+    };
+  }
+  if (config.tokenPepper && config.secretsKey) return { tokenPepper: config.tokenPepper, secretsKey: config.secretsKey };
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const pepperFile = join(config.dataDir, "token_pepper");
+  const keyFile = join(config.dataDir, "secrets_key");
+  return {
+    tokenPepper: config.tokenPepper ?? parsePepper(readOrCreate(pepperFile, random), pepperFile),
+    secretsKey: config.secretsKey ?? parseSecretsKey(readOrCreate(keyFile, random), keyFile),
+  };
+}

@@ -1,0 +1,33 @@
+import { DomainError } from "./errors.ts";
+import type { Principal, Role } from "./types.ts";
+
+const RANK: Record<Role, number> = { owner: 3, admin: 2, member: 1 };
+
+/** What an operation demands of its caller, beyond a valid token. */
+export interface AccessRule {
+  /** POST/PATCH/DELETE: needs a read_write token. */
+  mutating: boolean;
+  /** Owner only in role_based mode (DELETE service, PATCH tenant). */
+  ownerOnly: boolean;
+}
+
+/** 403 token_scope_insufficient, then 403 owner_required (SPEC §1 check order). */
+export function authorize(principal: Principal, rule: AccessRule): void {
+  if (rule.mutating && principal.scope !== "read_write") {
+    throw new DomainError("token_scope_insufficient", "This operation needs a read_write token.");
+  }
+  if (rule.ownerOnly && principal.permissionMode === "role_based" && principal.role !== "owner") {
+    throw new DomainError("owner_required", "Only an owner token may do this.");
+  }
+}
+
+/** 403 role_escalation when `target` outranks the caller; flat tenants have no role rules. */
+export function forbidEscalation(principal: Principal, target: Role, action: "mint" | "revoke"): void {
+  if (principal.permissionMode === "flat") return;
+  if (RANK[target] > RANK[principal.role]) {
+    throw new DomainError(
+      "role_escalation",
+      `A ${principal.role} token cannot ${action} a token of role ${target}.`,
+    );
+  }
+}

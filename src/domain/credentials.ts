@@ -1,0 +1,82 @@
+/**
+ * Token and signing-secret formats (SPEC §2, §3).
+ *
+ * A token is `service_live_` + 37 random base62 chars + the CRC32 (IEEE, as zlib's) of those
+ * 37 chars in base62, left-padded to 6: GitHub's token checksum. A mistyped or made-up token
+ * is rejected by `isWellFormedToken` without any store or cache lookup, and secret scanners
+ * can verify a find offline.
+ */
+import { createHmac, randomFillSync } from "node:crypto";
+
+export const TOKEN_PREFIX = "service_live_";
+export const SECRET_PREFIX = "whsec_";
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const RANDOM_CHARS = 37;
+const CHECKSUM_CHARS = 6;
+const BODY_CHARS = RANDOM_CHARS + CHECKSUM_CHARS;
+const TOKEN_SHAPE = /^service_live_[0-9A-Za-z]{43}$/;
+
+/** `n` base62 chars from a CSPRNG. Bytes ≥ 248 are rejected so every char is equally likely (248 = 4 × 62). */
+export function randomBase62(n: number): string {
+  let out = "";
+  const pool = new Uint8Array(Math.max(64, n * 2));
+  while (out.length < n) {
+    randomFillSync(pool);
+    for (const b of pool) {
+      if (b >= 248) continue;
+      out += BASE62[b % 62];
+      if (out.length === n) break;
+    }
+  }
+  return out;
+}
+
+export function toBase62(value: number, width: number): string {
+  let out = "";
+  let v = value;
+  do {
+    out = BASE62[v % 62] + out;
+    v = Math.floor(v / 62);
+  } while (v > 0);
+  return out.padStart(width, "0");
+}
+
+export function crc32(text: string): number {
+  return Bun.hash.crc32(text);
+}
+
+export function tokenChecksum(randomPart: string): string {
+  return toBase62(crc32(randomPart), CHECKSUM_CHARS);
+}
+
+export function generateToken(): string {
+  const random = randomBase62(RANDOM_CHARS);
+  return TOKEN_PREFIX + random + tokenChecksum(random);
+}
+
+/** Shape and checksum only: no I/O. */
+export function isWellFormedToken(token: string): boolean {
+  if (!TOKEN_SHAPE.test(token)) return false;
+  const body = token.slice(TOKEN_PREFIX.length);
+  return tokenChecksum(body.slice(0, RANDOM_CHARS)) === body.slice(RANDOM_CHARS, BODY_CHARS);
+}
+
+/** The public `prefix`: `service_live_` + the first 8 body chars. */
+export function tokenPrefix(token: string): string {
+  return token.slice(0, TOKEN_PREFIX.length + 8);
+}
+
+/** Keyed digest for storage: HMAC-SHA256(pepper, token) in lowercase hex. Only this is stored. */
+export function createTokenHasher(pepper: string): (token: string) => string {
+  const key = Buffer.from(pepper, "utf8");
+  return (token) => createHmac("sha256", key).update(token).digest("hex");
+}
+
+export function generateSigningSecret(): string {
+  return SECRET_PREFIX + randomBase62(43);
+}
+
+/** `signing_secret_prefix`: the first 10 chars (`whsec_` + 4). */
+export function secretPrefix(secret: string): string {
+  return secret.slice(0, 10);
+}

@@ -1,0 +1,63 @@
+/**
+ * Prefixed, time-ordered ids: `tok_`/`svc_`/`evt_`/`req_` + 32 hex of a UUIDv7 without dashes.
+ * Ids made by one process are strictly increasing, even within one millisecond (the 12-bit
+ * rand_a field counts), so `ORDER BY id DESC` is newest first and keyset cursors are stable.
+ */
+import { randomFillSync } from "node:crypto";
+
+export type IdKind = "tok" | "svc" | "evt" | "req";
+
+const HEX = /^[0-9a-f]{32}$/;
+const hexByte = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+export function createIdGenerator(now: () => number = Date.now): () => string {
+  let lastMs = -1;
+  let counter = 0;
+  const bytes = new Uint8Array(16);
+  return () => {
+    let ms = now();
+    if (ms <= lastMs) {
+      // Same (or earlier: clock step back) millisecond: stay on lastMs and count up.
+      ms = lastMs;
+      counter++;
+      if (counter > 0xfff) {
+        ms = ++lastMs;
+        counter = 0;
+      }
+    } else {
+      lastMs = ms;
+      counter = 0;
+    }
+    randomFillSync(bytes, 8, 8);
+    bytes[0] = (ms / 2 ** 40) & 0xff;
+    bytes[1] = (ms / 2 ** 32) & 0xff;
+    bytes[2] = (ms >>> 24) & 0xff;
+    bytes[3] = (ms >>> 16) & 0xff;
+    bytes[4] = (ms >>> 8) & 0xff;
+    bytes[5] = ms & 0xff;
+    bytes[6] = 0x70 | (counter >>> 8);
+    bytes[7] = counter & 0xff;
+    bytes[8] = 0x80 | ((bytes[8] as number) & 0x3f);
+    let out = "";
+    for (const b of bytes) out += hexByte[b];
+    return out;
+  };
+}
+
+export function formatId(kind: IdKind, raw: string): string {
+  return `${kind}_${raw}`;
+}
+
+/** The raw 32 hex of a well-formed prefixed id, or null: malformed ids are simply "not found". */
+export function parseId(kind: IdKind, id: string): string | null {
+  if (id.length !== kind.length + 33 || !id.startsWith(`${kind}_`)) return null;
+  const raw = id.slice(kind.length + 1);
+  return HEX.test(raw) ? raw : null;
+}
+
+/** Tenant ids are raw UUIDs with dashes (SPEC §1). */
+export function newTenantId(): string {
+  return crypto.randomUUID();
+}
+
+export const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

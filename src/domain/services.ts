@@ -1,0 +1,135 @@
+/**
+ * Services (senders) and their signing secrets (SPEC §3).
+ */
+import type { CacheNamespace } from "../cache/ports.ts";
+import type { Store } from "../store/ports.ts";
+import { generateSigningSecret, secretPrefix } from "./credentials.ts";
+import { DomainError, type FieldIssue, notFound } from "./errors.ts";
+import { parseId } from "./ids.ts";
+import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
+import type { Sealer } from "./sealing.ts";
+import type { Clock, Principal, ServiceRecord } from "./types.ts";
+import { checkName, throwIfIssues } from "./validation.ts";
+
+/**
+ * Per-service verification material, cached for ingest. Secrets stay sealed here (a shared
+ * cache must never hold them in clear); ingest opens them in process.
+ */
+export interface SigningMaterial {
+  tenantId: string;
+  isMonitored: boolean;
+  /** Current first; the previous one while its grace window lasts. */
+  secrets: Array<{ sealed: string; expiresAt: number | null }>;
+}
+
+export function signingMaterial(record: ServiceRecord): SigningMaterial {
+  const secrets: SigningMaterial["secrets"] = [{ sealed: record.secretCiphertext, expiresAt: null }];
+  if (record.previousSecretCiphertext !== null && record.previousSecretExpiresAt !== null) {
+    secrets.push({ sealed: record.previousSecretCiphertext, expiresAt: record.previousSecretExpiresAt });
+  }
+  return { tenantId: record.tenantId, isMonitored: record.isMonitored, secrets };
+}
+
+export interface ServiceDeps {
+  store: Store;
+  /** Keyed by raw service id; every mutation invalidates before it answers. */
+  signingCache: CacheNamespace<SigningMaterial>;
+  sealer: Sealer;
+  clock: Clock;
+  newId: () => string;
+  /** INTAKE_ROTATION_GRACE_SECONDS, in ms. */
+  rotationGraceMs: number;
+}
+
+export interface ServiceUpdate {
+  isMonitored?: boolean | undefined;
+  serviceName?: string | undefined;
+}
+
+export function createServices(deps: ServiceDeps) {
+  const { store, clock, sealer } = deps;
+
+  async function getService(principal: Principal, id: string): Promise<ServiceRecord> {
+    const raw = parseId("svc", id);
+    const record = raw ? await store.services.get(principal.tenantId, raw) : null;
+    if (!record) throw notFound("service");
+    return record;
+  }
+
+  async function createService(
+    principal: Principal,
+    input: { serviceName: string; isMonitored?: boolean | undefined },
+  ): Promise<{ record: ServiceRecord; signingSecret: string }> {
+    const issues: FieldIssue[] = [];
+    const serviceName = checkName("service_name", input.serviceName, issues);
+    throwIfIssues(issues);
+    const now = clock.now();
+    const id = deps.newId();
+    const signingSecret = generateSigningSecret();
+    const record: ServiceRecord = {
+      id,
+      tenantId: principal.tenantId,
+      serviceName,
+      isMonitored: input.isMonitored ?? true,
+      secretCiphertext: sealer.seal(signingSecret, id),
+      signingSecretPrefix: secretPrefix(signingSecret),
+      previousSecretCiphertext: null,
+      previousSecretExpiresAt: null,
+      secretRotatedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    if ((await store.services.insert(record)) === "name_taken") {
+      throw new DomainError("service_name_taken", `A service named "${serviceName}" already exists in this tenant.`);
+    }
+    return { record, signingSecret };
+  }
+
+  async function listServices(principal: Principal, request: PageRequest): Promise<Page<ServiceRecord>> {
+    const { limit, before } = pageQuery(request);
+    const rows = await store.services.list(principal.tenantId, { limit: limit + 1, ...(before !== undefined && { before }) });
+    return toPage(rows, limit);
+  }
+
+  /** 404 is decided before the body (SPEC §1 check order); `{}` changes nothing. */
+  async function updateService(principal: Principal, id: string, update: ServiceUpdate): Promise<ServiceRecord> {
+    const current = await getService(principal, id);
+    if (update.serviceName !== undefined) {
+      throw new DomainError("service_name_immutable", "service_name cannot be changed after creation.");
+    }
+    if (update.isMonitored === undefined || update.isMonitored === current.isMonitored) return current;
+    const updated = await store.services.setMonitored(principal.tenantId, current.id, update.isMonitored, clock.now());
+    if (!updated) throw notFound("service");
+    await deps.signingCache.invalidate(current.id);
+    return updated;
+  }
+
+  async function deleteService(principal: Principal, id: string): Promise<void> {
+    const current = await getService(principal, id);
+    if (!(await store.services.delete(principal.tenantId, current.id))) throw notFound("service");
+    await deps.signingCache.invalidate(current.id);
+  }
+
+  /** The replaced secret verifies until now + grace; a second rotation inside the window retires the oldest. */
+  async function rotateSigningSecret(
+    principal: Principal,
+    id: string,
+  ): Promise<{ record: ServiceRecord; signingSecret: string }> {
+    const current = await getService(principal, id);
+    const now = clock.now();
+    const signingSecret = generateSigningSecret();
+    const updated = await store.services.rotateSecret(principal.tenantId, current.id, {
+      ciphertext: sealer.seal(signingSecret, current.id),
+      prefix: secretPrefix(signingSecret),
+      rotatedAt: now,
+      previousExpiresAt: now + deps.rotationGraceMs,
+    });
+    if (!updated) throw notFound("service");
+    await deps.signingCache.invalidate(current.id);
+    return { record: updated, signingSecret };
+  }
+
+  return { createService, getService, listServices, updateService, deleteService, rotateSigningSecret };
+}
+
+export type Services = ReturnType<typeof createServices>;

@@ -1,0 +1,18 @@
+import { DomainError, type FieldIssue } from "./errors.ts";
+
+// C0 control characters (U+0000–U+001F). DEL and C1 are allowed: they are not in the contract.
+const C0 = /[\u0000-\u001f]/;
+
+/** Names (`name`, `service_name`): trimmed, 1..80 code points, no C0 controls. Returns the stored form. */
+export function checkName(field: string, value: string, issues: FieldIssue[]): string {
+  const trimmed = value.trim();
+  const length = [...trimmed].length;
+  if (length === 0) issues.push({ field, message: "must not be empty after trimming" });
+  else if (length > 80) issues.push({ field, message: "must be at most 80 characters after trimming" });
+  if (C0.test(trimmed)) issues.push({ field, message: "must not contain control characters" });
+  return trimmed;
+}
+
+export function throwIfIssues(issues: FieldIssue[]): void {
+  if (issues.length > 0) throw new DomainError("invalid_request", "The request is invalid.", issues);
+}

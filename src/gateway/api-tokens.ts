@@ -1,0 +1,112 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Elysia } from "elysia";
+import {
+  CreateApiTokenRequestSchema,
+  GetApiTokenRequestSchema,
+  ListApiTokensRequestSchema,
+  RevokeApiTokenRequestSchema,
+} from "../../gen/intake/v1/api_tokens_pb.ts";
+import { connectErrorFor } from "../rpc/errors.ts";
+import { json } from "./http.ts";
+import type { Impls } from "./impls.ts";
+import type { Kit } from "./kit.ts";
+import { bearerSecurity, responses } from "./responses.ts";
+import { ApiTokenRecord, CreateApiTokenBody, CreatedApiToken, IdParams, listOf, TokenPageQuery } from "./schemas.ts";
+import { tokenJson } from "./serialize.ts";
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** RFC 3339 with any offset → epoch ms; `null` = no expiry. */
+function expiresAtMs(value: string | null | undefined): number | null {
+  if (value === undefined || value === null) return null;
+  const ms = RFC3339.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    throw connectErrorFor("invalid_request", "The request is invalid.", [
+      { field: "expires_at", message: "must be an RFC 3339 timestamp, e.g. 2026-12-31T23:59:59Z" },
+    ]);
+  }
+  return ms;
+}
+
+export function apiTokenRoutes(impls: Impls, kit: Kit) {
+  const { apiTokens } = impls;
+  const tags = ["API tokens"];
+  return new Elysia({ name: "api-tokens" })
+    .post(
+      "/v1/api_tokens",
+      async ({ request, body }) => {
+        const expiresAt = expiresAtMs(body.expires_at);
+        const res = await apiTokens.createApiToken(
+          create(CreateApiTokenRequestSchema, {
+            name: body.name,
+            scope: body.scope,
+            role: body.role,
+            expiresAt: expiresAt === null ? undefined : timestampFromMs(expiresAt),
+          }),
+          kit.call(request),
+        );
+        return json(201, { ...tokenJson(res.apiToken!), token: res.token });
+      },
+      {
+        ...kit.withBody("intake.v1.ApiTokenService/CreateApiToken"),
+        body: CreateApiTokenBody,
+        response: responses({ 201: CreatedApiToken }, 400, 403, 413, 415),
+        detail: { summary: "Mint a token (its credential is shown only here)", tags, security: bearerSecurity },
+      },
+    )
+    .get(
+      "/v1/api_tokens",
+      async ({ request, query }) => {
+        const res = await apiTokens.listApiTokens(
+          create(ListApiTokensRequestSchema, {
+            limit: query.limit,
+            cursor: query.cursor,
+            includeRevoked: query.include_revoked ?? false,
+          }),
+          kit.call(request),
+        );
+        return json(200, { data: res.data.map(tokenJson), next_cursor: res.nextCursor ?? null });
+      },
+      {
+        ...kit.bearer("intake.v1.ApiTokenService/ListApiTokens"),
+        query: TokenPageQuery,
+        response: responses({ 200: listOf(ApiTokenRecord) }, 400),
+        detail: { summary: "List tokens, newest first", tags, security: bearerSecurity },
+      },
+    )
+    .get(
+      "/v1/api_tokens/:id",
+      async ({ request, params }) => {
+        const res = await apiTokens.getApiToken(create(GetApiTokenRequestSchema, { id: params.id }), kit.call(request));
+        return json(200, tokenJson(res.apiToken!));
+      },
+      {
+        ...kit.bearer("intake.v1.ApiTokenService/GetApiToken"),
+        params: IdParams,
+        response: responses({ 200: ApiTokenRecord }),
+        detail: { summary: "Get a token's record (never its credential)", tags, security: bearerSecurity },
+      },
+    )
+    .delete(
+      "/v1/api_tokens/:id",
+      async ({ request, params }) => {
+        const res = await apiTokens.revokeApiToken(
+          create(RevokeApiTokenRequestSchema, { id: params.id }),
+          kit.call(request),
+        );
+        return json(200, tokenJson(res.apiToken!));
+      },
+      {
+        ...kit.bearer("intake.v1.ApiTokenService/RevokeApiToken"),
+        params: IdParams,
+        response: responses({ 200: ApiTokenRecord }, 403, 409),
+        detail: {
+          summary: "Revoke a token (idempotent; refused for the last active owner read_write token)",
+          tags,
+          security: bearerSecurity,
+        },
+      },
+    );
+}
+

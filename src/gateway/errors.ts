@@ -1,0 +1,59 @@
+/**
+ * Every failure leaves the gateway in the SPEC's one error shape. ConnectErrors raised by the
+ * rpc layer carry the REST code; its HTTP status comes from the one table in rpc/errors.ts.
+ */
+import { ConnectError } from "@connectrpc/connect";
+import type { ErrorCode, FieldIssue } from "../domain/errors.ts";
+import type { Logger } from "../logger.ts";
+import { ERROR_TABLE, restErrorOf } from "../rpc/errors.ts";
+import { errorBody, json } from "./http.ts";
+
+const WWW_AUTHENTICATE: Partial<Record<ErrorCode, string>> = {
+  missing_credentials: 'Bearer realm="intake"',
+  invalid_credentials: 'Bearer realm="intake", error="invalid_token"',
+};
+
+export function errorResponse(
+  code: ErrorCode,
+  message: string,
+  requestId: string,
+  details?: FieldIssue[],
+  headers?: Record<string, string>,
+): Response {
+  const challenge = WWW_AUTHENTICATE[code];
+  return json(ERROR_TABLE[code].http, errorBody(code, message, requestId, details), {
+    ...(challenge && { "www-authenticate": challenge }),
+    ...headers,
+  });
+}
+
+interface ElysiaValidationIssue {
+  path?: string;
+  summary?: string;
+  message?: string;
+}
+
+/** Elysia/TypeBox paths (`/expires_at`) → field names (`expires_at`, `a.b`). */
+export function validationIssues(error: unknown): FieldIssue[] {
+  const all = (error as { all?: ElysiaValidationIssue[] }).all ?? [];
+  const seen = new Set<string>();
+  const issues: FieldIssue[] = [];
+  for (const issue of all) {
+    const field = (issue.path ?? "").replace(/^\//, "").replaceAll("/", ".") || "body";
+    const message = issue.summary ?? issue.message ?? "is invalid";
+    const key = `${field}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push({ field, message });
+  }
+  return issues.length > 0 ? issues : [{ field: "body", message: "does not match the schema" }];
+}
+
+export function responseForError(error: unknown, requestId: string, logger: Logger): Response {
+  if (error instanceof ConnectError) {
+    const rest = restErrorOf(error);
+    if (rest) return errorResponse(rest.code, rest.message, requestId, rest.details);
+  }
+  logger.error("unhandled error in gateway", { request_id: requestId, error });
+  return errorResponse("internal_error", "Something went wrong on our side.", requestId);
+}

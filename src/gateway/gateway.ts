@@ -1,0 +1,89 @@
+/**
+ * The /v1 REST gateway: Elysia routes translating onto the rpc implementations in-process.
+ * Every response carries X-Request-Id; every error leaves in the SPEC's one shape.
+ */
+import { Elysia } from "elysia";
+import { createIdGenerator, formatId } from "../domain/ids.ts";
+import type { Logger } from "../logger.ts";
+import type { Admission } from "../rpc/admission.ts";
+import { apiTokenRoutes } from "./api-tokens.ts";
+import { errorResponse, responseForError, validationIssues } from "./errors.ts";
+import { healthRoutes } from "./health.ts";
+import { REQUEST_ID_HEADER } from "./http.ts";
+import type { Impls } from "./impls.ts";
+import { createKit } from "./kit.ts";
+import { serviceRoutes } from "./services.ts";
+import { tenantRoutes } from "./tenant.ts";
+
+export interface GatewayDeps {
+  impls: Impls;
+  admission: Admission;
+  logger: Logger;
+}
+
+/** Path patterns → allowed methods, to tell 405 (known path) from 404 (unknown route). */
+function methodIndex(routes: ReadonlyArray<{ method: string; path: string }>) {
+  const index = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  for (const { method, path } of routes) {
+    let entry = index.get(path);
+    if (!entry) {
+      const source = path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+");
+      entry = { pattern: new RegExp(`^${source}$`), methods: new Set() };
+      index.set(path, entry);
+    }
+    entry.methods.add(method.toUpperCase());
+  }
+  return (pathname: string): string[] | null => {
+    for (const { pattern, methods } of index.values()) {
+      if (pattern.test(pathname)) return [...methods].sort();
+    }
+    return null;
+  };
+}
+
+function requestIdOf(set: { headers: Record<string, unknown> }): string {
+  return String(set.headers[REQUEST_ID_HEADER] ?? "req_unknown");
+}
+
+export async function createGateway(deps: GatewayDeps) {
+  const { impls, admission, logger } = deps;
+  const kit = createKit(admission);
+  const newRequestId = createIdGenerator();
+  // Built on first use, so routes mounted after this function (RPC, ingest) count too.
+  let allowedMethods: ((pathname: string) => string[] | null) | null = null;
+
+  const app = new Elysia({ name: "intake-gateway" })
+    .onRequest(({ set }) => {
+      // Always generated here, never taken from the caller.
+      set.headers[REQUEST_ID_HEADER] = formatId("req", newRequestId());
+    })
+    .onError(({ code, error, set, request }) => {
+      const requestId = requestIdOf(set);
+      switch (code) {
+        case "NOT_FOUND": {
+          allowedMethods ??= methodIndex(app.routes);
+          const allowed = allowedMethods(new URL(request.url).pathname);
+          if (allowed && !allowed.includes(request.method)) {
+            return errorResponse("method_not_allowed", `${request.method} is not allowed here.`, requestId, undefined, {
+              allow: allowed.join(", "),
+            });
+          }
+          return errorResponse("not_found", "No such route.", requestId);
+        }
+        case "VALIDATION":
+          return errorResponse("invalid_request", "The request is invalid.", requestId, validationIssues(error));
+        case "PARSE":
+          return errorResponse("invalid_request", "The body could not be parsed.", requestId);
+        default:
+          return responseForError(error, requestId, logger);
+      }
+    })
+    .use(await healthRoutes(impls))
+    .use(tenantRoutes(impls, kit))
+    .use(apiTokenRoutes(impls, kit))
+    .use(serviceRoutes(impls, kit));
+
+  return app;
+}
+
+export type Gateway = Awaited<ReturnType<typeof createGateway>>;

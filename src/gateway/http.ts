@@ -1,0 +1,46 @@
+/** Response and request plumbing shared by every route of the REST gateway. */
+import type { ErrorCode, FieldIssue } from "../domain/errors.ts";
+
+export const JSON_TYPE = "application/json; charset=utf-8";
+export const REQUEST_ID_HEADER = "x-request-id";
+
+export function json(status: number, body: unknown, headers?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": JSON_TYPE, ...headers } });
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; request_id: string; details?: FieldIssue[] };
+}
+
+export function errorBody(code: ErrorCode, message: string, requestId: string, details?: FieldIssue[]): ErrorBody {
+  return {
+    error: { code, message, request_id: requestId, ...(details && details.length > 0 && { details }) },
+  };
+}
+
+/**
+ * Reads at most `limit` bytes of a body. Returns null as soon as it is known to be larger
+ * (declared Content-Length, or while streaming a chunked body), without reading the rest.
+ */
+export async function readCapped(request: Request, limit: number): Promise<Uint8Array | null> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null) {
+    if (Number(declared) > limit) return null;
+    return new Uint8Array(await request.arrayBuffer());
+  }
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+}

@@ -1,0 +1,99 @@
+/**
+ * The per-request pipeline every /v1 route shares, in SPEC §1's check order:
+ * route 404/405 (router) → 401 → 403 scope → 403 owner (admission) → 404 resource →
+ * 413 → 415 → 400 body → handler (which may still say 403 role_escalation).
+ *
+ * Elysia parses a body before it runs `transform`, and validates after it; so a body route's
+ * `parse` only buffers the raw bytes (capped), and `transform` runs admission first and only
+ * then judges and decodes those bytes. Nothing of the body is looked at before the caller is known.
+ */
+import { createContextValues } from "@connectrpc/connect";
+import type { Admission } from "../rpc/admission.ts";
+import { type CallContext, principalKey } from "../rpc/context.ts";
+import { connectErrorFor } from "../rpc/errors.ts";
+import type { MethodName } from "../rpc/policy.ts";
+import { readCapped } from "./http.ts";
+
+/** Management bodies: at most 64 KiB (SPEC §1). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const RAW = Symbol("raw body");
+type Buffered = { [RAW]: Uint8Array | null };
+
+/** The slice of Elysia's context the hooks use. */
+interface HookContext {
+  request: Request;
+  params: Record<string, string>;
+  body: unknown;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
+
+function decodeJsonObject(raw: Uint8Array): unknown {
+  if (raw.length === 0) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(raw));
+  } catch {
+    throw connectErrorFor("invalid_request", "The body is not valid UTF-8 JSON.");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw connectErrorFor("invalid_request", "The body must be a JSON object.");
+  }
+  return value;
+}
+
+export function createKit(admission: Admission) {
+  const calls = new WeakMap<Request, CallContext>();
+
+  async function admit(ctx: HookContext, method: MethodName): Promise<CallContext> {
+    const principal = await admission.admit(ctx.request.headers.get("authorization"), method);
+    const call: CallContext = { values: createContextValues().set(principalKey, principal) };
+    calls.set(ctx.request, call);
+    return call;
+  }
+
+  return {
+    /** Hooks of a bearer route that takes no body (GET, DELETE, rotation): any body is ignored. */
+    bearer(method: MethodName) {
+      return {
+        parse: "none" as const,
+        transform: async (ctx: HookContext) => {
+          await admit(ctx, method);
+        },
+      };
+    },
+
+    /**
+     * Hooks of a bearer route with a JSON body. `exists` runs after admission and before the
+     * body is judged, so an unknown target is a 404 whatever the body holds.
+     */
+    withBody(method: MethodName, exists?: (call: CallContext, params: Record<string, string>) => Promise<unknown>) {
+      return {
+        parse: async (ctx: HookContext): Promise<Buffered> => ({ [RAW]: await readCapped(ctx.request, MAX_BODY_BYTES) }),
+        transform: async (ctx: HookContext) => {
+          const call = await admit(ctx, method);
+          if (exists) await exists(call, ctx.params);
+          const raw = (ctx.body as Buffered | undefined)?.[RAW] ?? new Uint8Array(0);
+          if (raw === null) {
+            throw connectErrorFor("payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+          }
+          if (raw.length > 0 && !JSON_MEDIA_TYPE.test(ctx.request.headers.get("content-type") ?? "")) {
+            throw connectErrorFor("unsupported_media_type", "Send the body as Content-Type: application/json.");
+          }
+          ctx.body = decodeJsonObject(raw);
+        },
+      };
+    },
+
+    /** The context admission built for this request. */
+    call(request: Request): CallContext {
+      const call = calls.get(request);
+      if (!call) throw new Error("route handler ran without admission");
+      return call;
+    },
+  };
+}
+
+export type Kit = ReturnType<typeof createKit>;

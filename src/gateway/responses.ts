@@ -1,0 +1,11 @@
+import type { TSchema } from "elysia";
+import { ErrorResponse } from "./schemas.ts";
+
+/** Response map for a route's documentation: its success schema plus the error statuses it can answer. */
+export function responses(success: Record<number, TSchema>, ...errorStatuses: number[]): Record<number, TSchema> {
+  const map: Record<number, TSchema> = { ...success };
+  for (const status of [401, 404, 500, 503, ...errorStatuses]) map[status] = ErrorResponse;
+  return map;
+}
+
+export const bearerSecurity = [{ bearer: [] }];

@@ -1,0 +1,122 @@
+/**
+ * Route schemas of the /v1 surface. Elysia validates requests with them and the OpenAPI
+ * document is generated from them, so they describe every field, bound and response.
+ */
+import { t } from "elysia";
+
+const timestamp = t.String({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
+const nullableTimestamp = t.Union([timestamp, t.Null()]);
+const name = t.String({ description: "1..80 Unicode code points after trimming; no control characters" });
+
+export const TokenId = t.String({ description: "tok_ + 32 hex", examples: ["tok_0193a1b2c3d4e5f60718293a4b5c6d7e"] });
+export const ServiceId = t.String({ description: "svc_ + 32 hex", examples: ["svc_0193a1b2c3d4e5f60718293a4b5c6d7e"] });
+
+export const ApiTokenRecord = t.Object({
+  id: TokenId,
+  name: t.String(),
+  scope: t.Union([t.Literal("read_only"), t.Literal("read_write")]),
+  role: t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]),
+  prefix: t.String({ description: "service_live_ + the first 8 body characters" }),
+  created_at: timestamp,
+  created_by: t.Union([TokenId, t.Null()], { description: "the parent token; null for a tenant's first token" }),
+  expires_at: nullableTimestamp,
+  last_used_at: nullableTimestamp,
+  revoked_at: nullableTimestamp,
+});
+
+export const CreatedApiToken = t.Composite([
+  ApiTokenRecord,
+  t.Object({ token: t.String({ description: "service_live_ + 43 base62; shown only in this response" }) }),
+]);
+
+export const CreateApiTokenBody = t.Object(
+  {
+    name,
+    scope: t.Optional(t.Union([t.Literal("read_only"), t.Literal("read_write")], { default: "read_only" })),
+    role: t.Optional(t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")], { default: "member" })),
+    expires_at: t.Optional(t.Union([t.String({ description: "RFC 3339, any offset; must be in the future" }), t.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+export const ServiceRecordSchema = t.Object({
+  id: ServiceId,
+  service_name: t.String(),
+  is_monitored: t.Boolean(),
+  signing_secret_prefix: t.String({ description: "the first 10 characters of the current secret" }),
+  created_at: timestamp,
+  updated_at: timestamp,
+  secret_rotated_at: nullableTimestamp,
+  previous_secret_expires_at: nullableTimestamp,
+});
+
+export const CreatedService = t.Composite([
+  ServiceRecordSchema,
+  t.Object({ signing_secret: t.String({ description: "whsec_ + 43 base62; shown only in this response" }) }),
+]);
+
+export const CreateServiceBody = t.Object(
+  { service_name: name, is_monitored: t.Optional(t.Boolean({ default: true })) },
+  { additionalProperties: false },
+);
+
+export const UpdateServiceBody = t.Object(
+  {
+    is_monitored: t.Optional(t.Boolean()),
+    service_name: t.Optional(t.Unknown({ description: "immutable: naming it is 400 service_name_immutable" })),
+  },
+  { additionalProperties: false },
+);
+
+export const SecretRotation = t.Object({
+  service_id: ServiceId,
+  signing_secret: t.String({ description: "the new secret, shown only in this response" }),
+  signing_secret_prefix: t.String(),
+  rotated_at: timestamp,
+  previous_secret_expires_at: timestamp,
+});
+
+export const TenantRecordSchema = t.Object({
+  id: t.String({ format: "uuid" }),
+  name: t.String(),
+  permission_mode: t.Union([t.Literal("flat"), t.Literal("role_based")]),
+  created_at: timestamp,
+});
+
+export const UpdateTenantBody = t.Object(
+  {
+    name: t.Optional(name),
+    permission_mode: t.Optional(t.Unknown({ description: "immutable: naming it is 400 permission_mode_immutable" })),
+  },
+  { additionalProperties: false },
+);
+
+export const Health = t.Object({ status: t.Literal("ok"), version: t.String() });
+
+export const PageQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  cursor: t.Optional(t.String({ minLength: 1, description: "next_cursor of the previous page" })),
+});
+
+export const TokenPageQuery = t.Composite([
+  PageQuery,
+  t.Object({ include_revoked: t.Optional(t.Boolean({ default: false })) }),
+]);
+
+export function listOf<T extends ReturnType<typeof t.Object>>(item: T) {
+  return t.Object({ data: t.Array(item), next_cursor: t.Union([t.String(), t.Null()]) });
+}
+
+export const ErrorResponse = t.Object(
+  {
+    error: t.Object({
+      code: t.String({ description: "snake_case, stable: branch on it" }),
+      message: t.String(),
+      request_id: t.String(),
+      details: t.Optional(t.Array(t.Object({ field: t.String(), message: t.String() }))),
+    }),
+  },
+  { description: "Every error, in one shape" },
+);
+
+export const IdParams = t.Object({ id: t.String() });

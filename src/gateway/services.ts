@@ -1,0 +1,144 @@
+import { create } from "@bufbuild/protobuf";
+import { Elysia } from "elysia";
+import {
+  CreateServiceRequestSchema,
+  DeleteServiceRequestSchema,
+  GetServiceRequestSchema,
+  ListServicesRequestSchema,
+  RotateSigningSecretRequestSchema,
+  UpdateServiceRequestSchema,
+} from "../../gen/intake/v1/services_pb.ts";
+import { json } from "./http.ts";
+import type { Impls } from "./impls.ts";
+import type { Kit } from "./kit.ts";
+import { bearerSecurity, responses } from "./responses.ts";
+import {
+  CreatedService,
+  CreateServiceBody,
+  IdParams,
+  listOf,
+  PageQuery,
+  SecretRotation,
+  ServiceRecordSchema,
+  UpdateServiceBody,
+} from "./schemas.ts";
+import { iso, serviceJson } from "./serialize.ts";
+
+export function serviceRoutes(impls: Impls, kit: Kit) {
+  const { services } = impls;
+  const tags = ["Services"];
+  return new Elysia({ name: "services" })
+    .post(
+      "/v1/services",
+      async ({ request, body }) => {
+        const res = await services.createService(
+          create(CreateServiceRequestSchema, { serviceName: body.service_name, isMonitored: body.is_monitored }),
+          kit.call(request),
+        );
+        return json(201, { ...serviceJson(res.service!), signing_secret: res.signingSecret });
+      },
+      {
+        ...kit.withBody("intake.v1.ServiceRegistryService/CreateService"),
+        body: CreateServiceBody,
+        response: responses({ 201: CreatedService }, 400, 403, 409, 413, 415),
+        detail: { summary: "Register a service (its signing secret is shown only here)", tags, security: bearerSecurity },
+      },
+    )
+    .get(
+      "/v1/services",
+      async ({ request, query }) => {
+        const res = await services.listServices(
+          create(ListServicesRequestSchema, { limit: query.limit, cursor: query.cursor }),
+          kit.call(request),
+        );
+        return json(200, { data: res.data.map(serviceJson), next_cursor: res.nextCursor ?? null });
+      },
+      {
+        ...kit.bearer("intake.v1.ServiceRegistryService/ListServices"),
+        query: PageQuery,
+        response: responses({ 200: listOf(ServiceRecordSchema) }, 400),
+        detail: { summary: "List services, newest first", tags, security: bearerSecurity },
+      },
+    )
+    .get(
+      "/v1/services/:id",
+      async ({ request, params }) => {
+        const res = await services.getService(create(GetServiceRequestSchema, { id: params.id }), kit.call(request));
+        return json(200, serviceJson(res.service!));
+      },
+      {
+        ...kit.bearer("intake.v1.ServiceRegistryService/GetService"),
+        params: IdParams,
+        response: responses({ 200: ServiceRecordSchema }),
+        detail: { summary: "Get a service (the secret only as its prefix)", tags, security: bearerSecurity },
+      },
+    )
+    .patch(
+      "/v1/services/:id",
+      async ({ request, params, body }) => {
+        const res = await services.updateService(
+          create(UpdateServiceRequestSchema, {
+            id: params.id,
+            isMonitored: body.is_monitored,
+            // Any value, even null, is refused: the name is immutable.
+            serviceName: "service_name" in body ? String(body.service_name) : undefined,
+          }),
+          kit.call(request),
+        );
+        return json(200, serviceJson(res.service!));
+      },
+      {
+        ...kit.withBody("intake.v1.ServiceRegistryService/UpdateService", (call, params) =>
+          services.getService(create(GetServiceRequestSchema, { id: params.id ?? "" }), call),
+        ),
+        params: IdParams,
+        body: UpdateServiceBody,
+        response: responses({ 200: ServiceRecordSchema }, 400, 403, 413, 415),
+        detail: { summary: "Pause or resume ingestion (is_monitored)", tags, security: bearerSecurity },
+      },
+    )
+    .delete(
+      "/v1/services/:id",
+      async ({ request, params }) => {
+        await services.deleteService(create(DeleteServiceRequestSchema, { id: params.id }), kit.call(request));
+        return new Response(null, { status: 204 });
+      },
+      {
+        ...kit.bearer("intake.v1.ServiceRegistryService/DeleteService"),
+        params: IdParams,
+        response: responses({}, 403),
+        detail: {
+          summary: "Delete a service and its events (owner only in role_based mode)",
+          tags,
+          security: bearerSecurity,
+          responses: { 204: { description: "Deleted" } },
+        },
+      },
+    )
+    .post(
+      "/v1/services/:id/secret_rotations",
+      async ({ request, params }) => {
+        const res = await services.rotateSigningSecret(
+          create(RotateSigningSecretRequestSchema, { id: params.id }),
+          kit.call(request),
+        );
+        return json(201, {
+          service_id: res.serviceId,
+          signing_secret: res.signingSecret,
+          signing_secret_prefix: res.signingSecretPrefix,
+          rotated_at: iso(res.rotatedAt),
+          previous_secret_expires_at: iso(res.previousSecretExpiresAt),
+        });
+      },
+      {
+        ...kit.bearer("intake.v1.ServiceRegistryService/RotateSigningSecret"),
+        params: IdParams,
+        response: responses({ 201: SecretRotation }, 403),
+        detail: {
+          summary: "Rotate the signing secret; the previous one verifies for the grace window",
+          tags,
+          security: bearerSecurity,
+        },
+      },
+    );
+}

@@ -1,0 +1,48 @@
+import { create } from "@bufbuild/protobuf";
+import { Elysia } from "elysia";
+import { GetTenantRequestSchema, UpdateTenantRequestSchema } from "../../gen/intake/v1/tenant_pb.ts";
+import { json } from "./http.ts";
+import type { Impls } from "./impls.ts";
+import type { Kit } from "./kit.ts";
+import { bearerSecurity, responses } from "./responses.ts";
+import { TenantRecordSchema, UpdateTenantBody } from "./schemas.ts";
+import { tenantJson } from "./serialize.ts";
+
+const getTenantRequest = create(GetTenantRequestSchema);
+
+export function tenantRoutes(impls: Impls, kit: Kit) {
+  const { tenant } = impls;
+  const tags = ["Tenant"];
+  return new Elysia({ name: "tenant" })
+    .get(
+      "/v1/tenant",
+      async ({ request }) => {
+        const res = await tenant.getTenant(getTenantRequest, kit.call(request));
+        return json(200, tenantJson(res.tenant!));
+      },
+      {
+        ...kit.bearer("intake.v1.TenantService/GetTenant"),
+        response: responses({ 200: TenantRecordSchema }),
+        detail: { summary: "The caller's tenant (exactly id, name, permission_mode, created_at)", tags, security: bearerSecurity },
+      },
+    )
+    .patch(
+      "/v1/tenant",
+      async ({ request, body }) => {
+        const res = await tenant.updateTenant(
+          create(UpdateTenantRequestSchema, {
+            name: body.name,
+            permissionMode: "permission_mode" in body ? String(body.permission_mode) : undefined,
+          }),
+          kit.call(request),
+        );
+        return json(200, tenantJson(res.tenant!));
+      },
+      {
+        ...kit.withBody("intake.v1.TenantService/UpdateTenant"),
+        body: UpdateTenantBody,
+        response: responses({ 200: TenantRecordSchema }, 400, 403, 413, 415),
+        detail: { summary: "Rename the tenant (owner only in role_based mode)", tags, security: bearerSecurity },
+      },
+    );
+}

@@ -1,0 +1,16 @@
+import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+import type { Principal } from "../domain/types.ts";
+import { connectErrorFor } from "./errors.ts";
+
+/** Set by admission (the interceptor, or the gateway) before a bearer method runs. */
+export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "verified caller" });
+
+/** What a service implementation reads from its context: only the values. */
+export type CallContext = Pick<HandlerContext, "values">;
+
+export function principalOf(context: CallContext): Principal {
+  const principal = context.values.get(principalKey);
+  // Unreachable through the router and the gateway, which admit first; kept as a guard.
+  if (!principal) throw connectErrorFor("missing_credentials", "This call needs a bearer token.");
+  return principal;
+}

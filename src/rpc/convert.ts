@@ -1,0 +1,54 @@
+/** Domain records → protobuf messages. Timestamps travel as google.protobuf.Timestamp. */
+import { create } from "@bufbuild/protobuf";
+import { type Timestamp, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { type ApiToken, ApiTokenSchema } from "../../gen/intake/v1/api_tokens_pb.ts";
+import { type Service, ServiceSchema } from "../../gen/intake/v1/services_pb.ts";
+import { type Tenant, TenantSchema } from "../../gen/intake/v1/tenant_pb.ts";
+import { formatId } from "../domain/ids.ts";
+import type { ServiceRecord, TenantRecord, TokenRecord } from "../domain/types.ts";
+
+export function ts(ms: number): Timestamp {
+  return timestampFromMs(ms);
+}
+
+function optionalTs(ms: number | null): Timestamp | undefined {
+  return ms === null ? undefined : timestampFromMs(ms);
+}
+
+export function tokenMessage(record: TokenRecord): ApiToken {
+  return create(ApiTokenSchema, {
+    id: formatId("tok", record.id),
+    name: record.name,
+    scope: record.scope,
+    role: record.role,
+    prefix: record.prefix,
+    createdAt: ts(record.createdAt),
+    createdBy: record.createdBy === null ? undefined : formatId("tok", record.createdBy),
+    expiresAt: optionalTs(record.expiresAt),
+    lastUsedAt: optionalTs(record.lastUsedAt),
+    revokedAt: optionalTs(record.revokedAt),
+  });
+}
+
+export function serviceMessage(record: ServiceRecord): Service {
+  return create(ServiceSchema, {
+    id: formatId("svc", record.id),
+    serviceName: record.serviceName,
+    isMonitored: record.isMonitored,
+    signingSecretPrefix: record.signingSecretPrefix,
+    createdAt: ts(record.createdAt),
+    updatedAt: ts(record.updatedAt),
+    secretRotatedAt: optionalTs(record.secretRotatedAt),
+    previousSecretExpiresAt: optionalTs(record.previousSecretExpiresAt),
+  });
+}
+
+/** Allow-list: exactly the four public fields, whatever else the record grows. */
+export function tenantMessage(record: TenantRecord): Tenant {
+  return create(TenantSchema, {
+    id: record.id,
+    name: record.name,
+    permissionMode: record.permissionMode,
+    createdAt: ts(record.createdAt),
+  });
+}

@@ -1,0 +1,15 @@
+import type { DescMessage, DescMethodUnary, DescService, MessageShape } from "@bufbuild/protobuf";
+import type { CallContext } from "./context.ts";
+
+type UnaryMethodImpl<M> = M extends DescMethodUnary<infer I extends DescMessage, infer O extends DescMessage>
+  ? (request: MessageShape<I>, context: CallContext) => Promise<MessageShape<O>>
+  : never;
+
+/**
+ * A service implementation as plain functions over a CallContext: assignable to connect's
+ * ServiceImpl (its HandlerContext has `values`), and callable in-process by the gateway
+ * without a transport (SPEC §7: 45–60 µs through createRouterTransport vs < 1 µs direct).
+ */
+export type Impl<S extends DescService> = {
+  [K in keyof S["method"]]: UnaryMethodImpl<S["method"][K]>;
+};

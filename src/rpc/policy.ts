@@ -1,0 +1,33 @@
+/**
+ * What each RPC method demands of its caller. The interceptor (Connect/gRPC) and the REST
+ * gateway both admit calls through this one table, so the two surfaces cannot drift.
+ */
+import type { AccessRule } from "../domain/access.ts";
+
+export type MethodPolicy = { bearer: false } | ({ bearer: true } & AccessRule);
+
+const read: MethodPolicy = { bearer: true, mutating: false, ownerOnly: false };
+const write: MethodPolicy = { bearer: true, mutating: true, ownerOnly: false };
+const owner: MethodPolicy = { bearer: true, mutating: true, ownerOnly: true };
+const open: MethodPolicy = { bearer: false };
+
+export const POLICY = {
+  "intake.v1.ApiTokenService/CreateApiToken": write,
+  "intake.v1.ApiTokenService/GetApiToken": read,
+  "intake.v1.ApiTokenService/ListApiTokens": read,
+  "intake.v1.ApiTokenService/RevokeApiToken": write,
+  "intake.v1.ServiceRegistryService/CreateService": write,
+  "intake.v1.ServiceRegistryService/GetService": read,
+  "intake.v1.ServiceRegistryService/ListServices": read,
+  "intake.v1.ServiceRegistryService/UpdateService": write,
+  "intake.v1.ServiceRegistryService/DeleteService": owner,
+  "intake.v1.ServiceRegistryService/RotateSigningSecret": write,
+  "intake.v1.TenantService/GetTenant": read,
+  "intake.v1.TenantService/UpdateTenant": owner,
+  // Senders authenticate with the service's signature, not a bearer token.
+  "intake.v1.IngestService/Ingest": open,
+  "intake.v1.IngestService/ListEvents": read,
+  "intake.v1.HealthService/GetHealth": open,
+} as const satisfies Record<string, MethodPolicy>;
+
+export type MethodName = keyof typeof POLICY;

@@ -1,0 +1,65 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  CreateServiceResponseSchema,
+  DeleteServiceResponseSchema,
+  GetServiceResponseSchema,
+  ListServicesResponseSchema,
+  RotateSigningSecretResponseSchema,
+  type ServiceRegistryService,
+  UpdateServiceResponseSchema,
+} from "../../gen/intake/v1/services_pb.ts";
+import { formatId } from "../domain/ids.ts";
+import type { Services } from "../domain/services.ts";
+import type { Logger } from "../logger.ts";
+import { principalOf } from "./context.ts";
+import { serviceMessage, ts } from "./convert.ts";
+import type { Impl } from "./impl.ts";
+import { rpcMethod } from "./method.ts";
+
+export function createServiceRegistryImpl(deps: {
+  services: Services;
+  logger: Logger;
+}): Impl<typeof ServiceRegistryService> {
+  const { services, logger } = deps;
+  return {
+    createService: rpcMethod(logger, async (req, ctx) => {
+      const { record, signingSecret } = await services.createService(principalOf(ctx), {
+        serviceName: req.serviceName,
+        isMonitored: req.isMonitored,
+      });
+      return create(CreateServiceResponseSchema, { service: serviceMessage(record), signingSecret });
+    }),
+    getService: rpcMethod(logger, async (req, ctx) => {
+      const record = await services.getService(principalOf(ctx), req.id);
+      return create(GetServiceResponseSchema, { service: serviceMessage(record) });
+    }),
+    listServices: rpcMethod(logger, async (req, ctx) => {
+      const page = await services.listServices(principalOf(ctx), { limit: req.limit, cursor: req.cursor });
+      return create(ListServicesResponseSchema, {
+        data: page.items.map(serviceMessage),
+        nextCursor: page.nextCursor ?? undefined,
+      });
+    }),
+    updateService: rpcMethod(logger, async (req, ctx) => {
+      const record = await services.updateService(principalOf(ctx), req.id, {
+        isMonitored: req.isMonitored,
+        serviceName: req.serviceName,
+      });
+      return create(UpdateServiceResponseSchema, { service: serviceMessage(record) });
+    }),
+    deleteService: rpcMethod(logger, async (req, ctx) => {
+      await services.deleteService(principalOf(ctx), req.id);
+      return create(DeleteServiceResponseSchema, {});
+    }),
+    rotateSigningSecret: rpcMethod(logger, async (req, ctx) => {
+      const { record, signingSecret } = await services.rotateSigningSecret(principalOf(ctx), req.id);
+      return create(RotateSigningSecretResponseSchema, {
+        serviceId: formatId("svc", record.id),
+        signingSecret,
+        signingSecretPrefix: record.signingSecretPrefix,
+        rotatedAt: ts(record.secretRotatedAt as number),
+        previousSecretExpiresAt: ts(record.previousSecretExpiresAt as number),
+      });
+    }),
+  };
+}
