@@ -8,7 +8,7 @@ import {
   RevokeApiTokenRequestSchema,
 } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { connectErrorFor } from "../rpc/errors.ts";
-import { json } from "./http.ts";
+import { ELYSIA_SETTINGS, json } from "./http.ts";
 import type { Impls } from "./impls.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity, responses } from "./responses.ts";
@@ -32,7 +32,7 @@ function expiresAtMs(value: string | null | undefined): number | null {
 export function apiTokenRoutes(impls: Impls, kit: Kit) {
   const { apiTokens } = impls;
   const tags = ["API tokens"];
-  return new Elysia({ name: "api-tokens" })
+  return new Elysia({ ...ELYSIA_SETTINGS, name: "api-tokens" })
     .post(
       "/v1/api_tokens",
       async ({ request, body }) => {
@@ -109,4 +109,3 @@ export function apiTokenRoutes(impls: Impls, kit: Kit) {
       },
     );
 }
-

@@ -9,7 +9,7 @@ import type { Admission } from "../rpc/admission.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
-import { REQUEST_ID_HEADER } from "./http.ts";
+import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
 import type { Impls } from "./impls.ts";
 import { createKit } from "./kit.ts";
 import { serviceRoutes } from "./services.ts";
@@ -52,7 +52,7 @@ export async function createGateway(deps: GatewayDeps) {
   // Built on first use, so routes mounted after this function (RPC, ingest) count too.
   let allowedMethods: ((pathname: string) => string[] | null) | null = null;
 
-  const app = new Elysia({ name: "intake-gateway" })
+  const app = new Elysia({ ...ELYSIA_SETTINGS, name: "intake-gateway" })
     .onRequest(({ set }) => {
       // Always generated here, never taken from the caller.
       set.headers[REQUEST_ID_HEADER] = formatId("req", newRequestId());

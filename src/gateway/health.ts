@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { Elysia } from "elysia";
 import { GetHealthRequestSchema } from "../../gen/intake/v1/health_pb.ts";
+import { ELYSIA_SETTINGS } from "./http.ts";
 import type { Impls } from "./impls.ts";
 import { Health } from "./schemas.ts";
 
@@ -9,7 +10,7 @@ import { Health } from "./schemas.ts";
 export async function healthRoutes(impls: Impls) {
   const answer = await impls.health.getHealth(create(GetHealthRequestSchema), { values: createContextValues() });
   const body = JSON.stringify({ status: answer.status, version: answer.version });
-  return new Elysia({ name: "health" }).get(
+  return new Elysia({ ...ELYSIA_SETTINGS, name: "health" }).get(
     "/v1/health",
     () => new Response(body, { headers: { "content-type": "application/json; charset=utf-8" } }),
     {

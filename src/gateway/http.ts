@@ -44,3 +44,9 @@ export async function readCapped(request: Request, limit: number): Promise<Uint8
   }
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
 }
+
+/**
+ * Elysia instance settings shared by every gateway plugin: `normalize: false` makes an
+ * unknown body field a 400 (SPEC §1) instead of silently dropping it.
+ */
+export const ELYSIA_SETTINGS = { normalize: false } as const;

@@ -71,7 +71,9 @@ export function createKit(admission: Admission) {
      */
     withBody(method: MethodName, exists?: (call: CallContext, params: Record<string, string>) => Promise<unknown>) {
       return {
-        parse: async (ctx: HookContext): Promise<Buffered> => ({ [RAW]: await readCapped(ctx.request, MAX_BODY_BYTES) }),
+        parse: async (ctx: HookContext): Promise<Buffered> => ({
+          [RAW]: await readCapped(ctx.request, MAX_BODY_BYTES),
+        }),
         transform: async (ctx: HookContext) => {
           const call = await admit(ctx, method);
           if (exists) await exists(call, ctx.params);

@@ -34,7 +34,9 @@ export const CreateApiTokenBody = t.Object(
     name,
     scope: t.Optional(t.Union([t.Literal("read_only"), t.Literal("read_write")], { default: "read_only" })),
     role: t.Optional(t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")], { default: "member" })),
-    expires_at: t.Optional(t.Union([t.String({ description: "RFC 3339, any offset; must be in the future" }), t.Null()])),
+    expires_at: t.Optional(
+      t.Union([t.String({ description: "RFC 3339, any offset; must be in the future" }), t.Null()]),
+    ),
   },
   { additionalProperties: false },
 );
@@ -93,15 +95,18 @@ export const UpdateTenantBody = t.Object(
 
 export const Health = t.Object({ status: t.Literal("ok"), version: t.String() });
 
-export const PageQuery = t.Object({
+const pageFields = {
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20 })),
   cursor: t.Optional(t.String({ minLength: 1, description: "next_cursor of the previous page" })),
-});
+};
 
-export const TokenPageQuery = t.Composite([
-  PageQuery,
-  t.Object({ include_revoked: t.Optional(t.Boolean({ default: false })) }),
-]);
+// Unknown query parameters are ignored (cache busters and tracing params are common); unknown body fields are not.
+export const PageQuery = t.Object(pageFields, { additionalProperties: true });
+
+export const TokenPageQuery = t.Object(
+  { ...pageFields, include_revoked: t.Optional(t.Boolean({ default: false })) },
+  { additionalProperties: true },
+);
 
 export function listOf<T extends ReturnType<typeof t.Object>>(item: T) {
   return t.Object({ data: t.Array(item), next_cursor: t.Union([t.String(), t.Null()]) });

@@ -8,7 +8,7 @@ import {
   RotateSigningSecretRequestSchema,
   UpdateServiceRequestSchema,
 } from "../../gen/intake/v1/services_pb.ts";
-import { json } from "./http.ts";
+import { ELYSIA_SETTINGS, json } from "./http.ts";
 import type { Impls } from "./impls.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity, responses } from "./responses.ts";
@@ -27,7 +27,7 @@ import { iso, serviceJson } from "./serialize.ts";
 export function serviceRoutes(impls: Impls, kit: Kit) {
   const { services } = impls;
   const tags = ["Services"];
-  return new Elysia({ name: "services" })
+  return new Elysia({ ...ELYSIA_SETTINGS, name: "services" })
     .post(
       "/v1/services",
       async ({ request, body }) => {
@@ -41,7 +41,11 @@ export function serviceRoutes(impls: Impls, kit: Kit) {
         ...kit.withBody("intake.v1.ServiceRegistryService/CreateService"),
         body: CreateServiceBody,
         response: responses({ 201: CreatedService }, 400, 403, 409, 413, 415),
-        detail: { summary: "Register a service (its signing secret is shown only here)", tags, security: bearerSecurity },
+        detail: {
+          summary: "Register a service (its signing secret is shown only here)",
+          tags,
+          security: bearerSecurity,
+        },
       },
     )
     .get(

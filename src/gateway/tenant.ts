@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Elysia } from "elysia";
 import { GetTenantRequestSchema, UpdateTenantRequestSchema } from "../../gen/intake/v1/tenant_pb.ts";
-import { json } from "./http.ts";
+import { ELYSIA_SETTINGS, json } from "./http.ts";
 import type { Impls } from "./impls.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity, responses } from "./responses.ts";
@@ -13,7 +13,7 @@ const getTenantRequest = create(GetTenantRequestSchema);
 export function tenantRoutes(impls: Impls, kit: Kit) {
   const { tenant } = impls;
   const tags = ["Tenant"];
-  return new Elysia({ name: "tenant" })
+  return new Elysia({ ...ELYSIA_SETTINGS, name: "tenant" })
     .get(
       "/v1/tenant",
       async ({ request }) => {
@@ -23,7 +23,11 @@ export function tenantRoutes(impls: Impls, kit: Kit) {
       {
         ...kit.bearer("intake.v1.TenantService/GetTenant"),
         response: responses({ 200: TenantRecordSchema }),
-        detail: { summary: "The caller's tenant (exactly id, name, permission_mode, created_at)", tags, security: bearerSecurity },
+        detail: {
+          summary: "The caller's tenant (exactly id, name, permission_mode, created_at)",
+          tags,
+          security: bearerSecurity,
+        },
       },
     )
     .patch(

@@ -1,0 +1,118 @@
+/**
+ * Composition root: the only module that picks concrete adapters. Builds the store, the
+ * cache, the domain, the rpc implementations and the gateway, and returns them with one
+ * `close` for shutdown. No module-level state: two apps in one process share nothing.
+ */
+import type { Cache } from "./cache/ports.ts";
+import type { Config, KeyMaterial } from "./config.ts";
+import { createTokenHasher } from "./domain/credentials.ts";
+import { createIdGenerator } from "./domain/ids.ts";
+import { createSealer } from "./domain/sealing.ts";
+import { createServices, type SigningMaterial } from "./domain/services.ts";
+import { createTenants } from "./domain/tenant.ts";
+import { type CachedToken, createTokens } from "./domain/tokens.ts";
+import { type Clock, systemClock } from "./domain/types.ts";
+import { createGateway } from "./gateway/gateway.ts";
+import type { Impls } from "./gateway/impls.ts";
+import type { Logger } from "./logger.ts";
+import { createAdmission } from "./rpc/admission.ts";
+import { createApiTokenServiceImpl } from "./rpc/api-tokens.ts";
+import { createHealthImpl } from "./rpc/health.ts";
+import { createServiceRegistryImpl } from "./rpc/services.ts";
+import { createTenantImpl } from "./rpc/tenant.ts";
+import type { Store } from "./store/ports.ts";
+
+export interface AppOptions {
+  config: Config;
+  keys: KeyMaterial;
+  logger: Logger;
+  clock?: Clock;
+}
+
+export async function openStore(config: Config): Promise<Store> {
+  const store =
+    config.database.kind === "postgres"
+      ? (await import("./store/postgres/store.ts")).createPostgresStore({ url: config.database.url })
+      : (await import("./store/sqlite/store.ts")).createSqliteStore({ path: config.database.path });
+  await store.migrate();
+  return store;
+}
+
+async function openCache(config: Config, logger: Logger, clock: Clock): Promise<Cache> {
+  if (config.redisUrl) {
+    const { createRedisCache } = await import("./cache/redis.ts");
+    return createRedisCache({ url: config.redisUrl, logger, now: () => clock.now() });
+  }
+  const { createMemoryCache } = await import("./cache/memory.ts");
+  return createMemoryCache({ now: () => clock.now() });
+}
+
+/** Domain only (no HTTP): what the CLI's operator commands need. */
+export function createDomain(deps: {
+  store: Store;
+  cache: Cache;
+  keys: KeyMaterial;
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+}) {
+  const { store, cache, keys, config, logger, clock } = deps;
+  const newId = createIdGenerator(() => clock.now());
+  // A revoked token must fail on the next request: revocation invalidates before answering,
+  // so the TTL only bounds memory and the damage of a lost invalidation.
+  const tokenCache = cache.namespace<CachedToken>("tok", { ttlMs: 60_000, negativeTtlMs: 5_000, maxEntries: 100_000 });
+  const signingCache = cache.namespace<SigningMaterial>("svc", {
+    ttlMs: 60_000,
+    negativeTtlMs: 5_000,
+    maxEntries: 50_000,
+  });
+  const tokens = createTokens({
+    store,
+    tokenCache,
+    clock,
+    newId,
+    hashToken: createTokenHasher(keys.tokenPepper),
+    logger,
+  });
+  const services = createServices({
+    store,
+    signingCache,
+    sealer: createSealer(keys.secretsKey),
+    clock,
+    newId,
+    rotationGraceMs: config.rotationGraceSeconds * 1000,
+  });
+  const tenants = createTenants({ store });
+  return { tokens, services, tenants, signingCache, newId };
+}
+
+export type Domain = ReturnType<typeof createDomain>;
+
+export async function createApp(options: AppOptions) {
+  const { config, keys, logger } = options;
+  const clock = options.clock ?? systemClock;
+  const store = await openStore(config);
+  const cache = await openCache(config, logger, clock);
+  const domain = createDomain({ store, cache, keys, config, logger, clock });
+  const admission = createAdmission(domain.tokens, logger);
+  const impls: Impls = {
+    apiTokens: createApiTokenServiceImpl({ tokens: domain.tokens, logger }),
+    services: createServiceRegistryImpl({ services: domain.services, logger }),
+    tenant: createTenantImpl({ tenants: domain.tenants, logger }),
+    health: createHealthImpl(config.version),
+  };
+  const gateway = await createGateway({ impls, admission, logger });
+
+  let closed = false;
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    await domain.tokens.flushLastUsed();
+    await cache.close();
+    await store.close();
+  }
+
+  return { config, store, cache, domain, impls, admission, gateway, fetch: (r: Request) => gateway.handle(r), close };
+}
+
+export type App = Awaited<ReturnType<typeof createApp>>;

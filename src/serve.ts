@@ -1,0 +1,39 @@
+/**
+ * `intake serve`: migrations, the HTTP listener, and a graceful stop on SIGTERM/SIGINT
+ * (stop accepting, let in-flight requests finish, then close the cache and the store).
+ */
+import { createApp } from "./app.ts";
+import type { Config, KeyMaterial } from "./config.ts";
+import type { Logger } from "./logger.ts";
+
+export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
+  const app = await createApp({ config, keys, logger });
+  const server = Bun.serve({
+    port: config.port,
+    hostname: config.host,
+    fetch: app.fetch,
+    // The gateway enforces its own, smaller limits while reading.
+    maxRequestBodySize: Math.max(config.maxEventBytes, 64 * 1024) + 1024 * 1024,
+  });
+  logger.info("intake listening", {
+    url: server.url.href,
+    version: config.version,
+    database: config.database.kind,
+    cache: app.cache.kind,
+  });
+  logger.info("mint the first token with: bun run intake bootstrap --tenant-name <name> --json");
+
+  let stopping: Promise<void> | null = null;
+  const stop = (signal: string) => {
+    stopping ??= (async () => {
+      logger.info("draining", { signal });
+      await server.stop(false);
+      await app.close();
+      logger.info("stopped");
+    })();
+    return stopping;
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM").then(() => process.exit(0)));
+  process.on("SIGINT", () => void stop("SIGINT").then(() => process.exit(0)));
+  return { app, server, stop: () => stop("stop") };
+}

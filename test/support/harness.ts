@@ -1,0 +1,142 @@
+/**
+ * A fresh world per test: its own in-memory SQLite store, in-process cache, manual clock,
+ * captured log, and a bootstrapped tenant with an owner read_write token.
+ */
+import { type App, createApp } from "../../src/app.ts";
+import { type Env, loadKeyMaterial, parseConfig } from "../../src/config.ts";
+import type { Clock, PermissionMode } from "../../src/domain/types.ts";
+import { createLogger } from "../../src/logger.ts";
+
+export interface ManualClock extends Clock {
+  set(ms: number): void;
+  advance(ms: number): void;
+}
+
+export function manualClock(start = Date.parse("2026-11-22T10:00:00.000Z")): ManualClock {
+  let now = start;
+  return {
+    now: () => now,
+    set: (ms) => {
+      now = ms;
+    },
+    advance: (ms) => {
+      now += ms;
+    },
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON body, or null when there is none. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read reply fields freely
+  body: any;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  /** An object is sent as JSON; a string or bytes as they are. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface World {
+  app: App;
+  clock: ManualClock;
+  logs: string[];
+  tenantId: string;
+  /** The bootstrap owner read_write token. */
+  ownerToken: string;
+  ownerTokenId: string;
+  request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  /** Mints a token through the API with the owner token (or `as`). */
+  mint(
+    fields: { name?: string; scope?: string; role?: string; expires_at?: string | null },
+    as?: string,
+  ): Promise<{ id: string; token: string }>;
+  /** Creates a service through the API; returns its id and signing secret. */
+  createService(name?: string, as?: string): Promise<{ id: string; secret: string }>;
+  /** Another tenant in the same deployment. */
+  otherTenant(mode?: PermissionMode): Promise<{ tenantId: string; token: string }>;
+  close(): Promise<void>;
+}
+
+export interface WorldOptions {
+  env?: Env;
+  permissionMode?: PermissionMode;
+}
+
+export async function createWorld(options: WorldOptions = {}): Promise<World> {
+  const clock = manualClock();
+  const logs: string[] = [];
+  const config = parseConfig({ DATABASE_URL: "sqlite::memory:", INTAKE_GRPC_PORT: "0", ...options.env });
+  const app = await createApp({
+    config,
+    keys: loadKeyMaterial(config),
+    logger: createLogger((l) => logs.push(l)),
+    clock,
+  });
+  const boot = await app.domain.tokens.bootstrapTenant({
+    name: "Acme",
+    permissionMode: options.permissionMode ?? "role_based",
+  });
+
+  async function request(method: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
+    const headers = new Headers(opts.headers);
+    const token = opts.token === undefined ? boot.token : opts.token;
+    if (token !== null) headers.set("authorization", `Bearer ${token}`);
+    let body: RequestInit["body"];
+    if (opts.body !== undefined) {
+      if (typeof opts.body === "string" || opts.body instanceof Uint8Array) body = opts.body as RequestInit["body"];
+      else {
+        body = JSON.stringify(opts.body);
+        if (!headers.has("content-type")) headers.set("content-type", "application/json");
+      }
+    }
+    const res = await app.fetch(new Request(`http://intake.test${path}`, { method, headers, body }));
+    const text = await res.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+
+  async function mint(fields: Parameters<World["mint"]>[0], as?: string) {
+    const res = await request("POST", "/v1/api_tokens", { token: as ?? boot.token, body: { name: "t", ...fields } });
+    if (res.status !== 201) throw new Error(`mint failed: ${res.status} ${res.text}`);
+    return { id: res.body.id as string, token: res.body.token as string };
+  }
+
+  let services = 0;
+  async function createService(name?: string, as?: string) {
+    const res = await request("POST", "/v1/services", {
+      token: as ?? boot.token,
+      body: { service_name: name ?? `service-${++services}` },
+    });
+    if (res.status !== 201) throw new Error(`createService failed: ${res.status} ${res.text}`);
+    return { id: res.body.id as string, secret: res.body.signing_secret as string };
+  }
+
+  async function otherTenant(mode: PermissionMode = "role_based") {
+    const other = await app.domain.tokens.bootstrapTenant({ name: "Other", permissionMode: mode });
+    return { tenantId: other.tenant.id, token: other.token };
+  }
+
+  return {
+    app,
+    clock,
+    logs,
+    tenantId: boot.tenant.id,
+    ownerToken: boot.token,
+    ownerTokenId: `tok_${boot.record.id}`,
+    request,
+    mint,
+    createService,
+    otherTenant,
+    close: () => app.close(),
+  };
+}
