@@ -106,8 +106,14 @@ export function parseConfig(env: Env): Config {
   const secretsKey = keyRaw ? optional(problems, () => parseSecretsKey(keyRaw, "INTAKE_SECRETS_KEY")) : null;
   if (db.kind === "postgres") {
     // Instances sharing one database must share these; generating them per box would split the fleet.
-    if (!pepperRaw) problems.push("INTAKE_TOKEN_PEPPER is required with a postgres DATABASE_URL (at least 32 bytes, the same on every instance)");
-    if (!keyRaw) problems.push("INTAKE_SECRETS_KEY is required with a postgres DATABASE_URL (base64 of 32 bytes, the same on every instance)");
+    if (!pepperRaw)
+      problems.push(
+        "INTAKE_TOKEN_PEPPER is required with a postgres DATABASE_URL (at least 32 bytes, the same on every instance)",
+      );
+    if (!keyRaw)
+      problems.push(
+        "INTAKE_SECRETS_KEY is required with a postgres DATABASE_URL (base64 of 32 bytes, the same on every instance)",
+      );
   }
   const redisUrl = env.REDIS_URL || null;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push("REDIS_URL must start with redis:// or rediss://");
@@ -151,7 +157,8 @@ export function loadKeyMaterial(config: Config): KeyMaterial {
       secretsKey: config.secretsKey ?? parseSecretsKey(random(), "generated key"),
     };
   }
-  if (config.tokenPepper && config.secretsKey) return { tokenPepper: config.tokenPepper, secretsKey: config.secretsKey };
+  if (config.tokenPepper && config.secretsKey)
+    return { tokenPepper: config.tokenPepper, secretsKey: config.secretsKey };
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const pepperFile = join(config.dataDir, "token_pepper");
   const keyFile = join(config.dataDir, "secrets_key");

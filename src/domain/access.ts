@@ -25,9 +25,6 @@ export function authorize(principal: Principal, rule: AccessRule): void {
 export function forbidEscalation(principal: Principal, target: Role, action: "mint" | "revoke"): void {
   if (principal.permissionMode === "flat") return;
   if (RANK[target] > RANK[principal.role]) {
-    throw new DomainError(
-      "role_escalation",
-      `A ${principal.role} token cannot ${action} a token of role ${target}.`,
-    );
+    throw new DomainError("role_escalation", `A ${principal.role} token cannot ${action} a token of role ${target}.`);
   }
 }

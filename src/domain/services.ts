@@ -87,7 +87,10 @@ export function createServices(deps: ServiceDeps) {
 
   async function listServices(principal: Principal, request: PageRequest): Promise<Page<ServiceRecord>> {
     const { limit, before } = pageQuery(request);
-    const rows = await store.services.list(principal.tenantId, { limit: limit + 1, ...(before !== undefined && { before }) });
+    const rows = await store.services.list(principal.tenantId, {
+      limit: limit + 1,
+      ...(before !== undefined && { before }),
+    });
     return toPage(rows, limit);
   }
 

@@ -20,10 +20,7 @@ export function createTenants(deps: { store: Store }) {
     update: { name?: string | undefined; permissionMode?: string | undefined },
   ): Promise<TenantRecord> {
     if (update.permissionMode !== undefined) {
-      throw new DomainError(
-        "permission_mode_immutable",
-        "permission_mode cannot be changed through this endpoint.",
-      );
+      throw new DomainError("permission_mode_immutable", "permission_mode cannot be changed through this endpoint.");
     }
     if (update.name === undefined) return getTenant(principal);
     const issues: FieldIssue[] = [];

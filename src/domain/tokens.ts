@@ -151,7 +151,9 @@ export function createTokens(deps: TokenDeps) {
     return { record: { ...base, prefix: tokenPrefix(token), digest: deps.hashToken(token) }, token };
   }
 
-  async function insertWithFreshPrefix(base: Omit<TokenRecord, "prefix" | "digest">): Promise<{ record: TokenRecord; token: string }> {
+  async function insertWithFreshPrefix(
+    base: Omit<TokenRecord, "prefix" | "digest">,
+  ): Promise<{ record: TokenRecord; token: string }> {
     for (let attempt = 0; attempt < PREFIX_ATTEMPTS; attempt++) {
       const made = makeToken(base);
       if ((await store.tokens.insert(made.record)) === "ok") return made;
@@ -160,7 +162,10 @@ export function createTokens(deps: TokenDeps) {
     throw new Error("could not find an unused token prefix");
   }
 
-  async function issueToken(principal: Principal, input: IssueTokenInput): Promise<{ record: TokenRecord; token: string }> {
+  async function issueToken(
+    principal: Principal,
+    input: IssueTokenInput,
+  ): Promise<{ record: TokenRecord; token: string }> {
     const now = clock.now();
     const { name, scope, role } = checkIssueInput(input, now);
     forbidEscalation(principal, role, "mint");
@@ -185,7 +190,10 @@ export function createTokens(deps: TokenDeps) {
     return record;
   }
 
-  async function listTokens(principal: Principal, request: PageRequest & { includeRevoked?: boolean }): Promise<Page<TokenRecord>> {
+  async function listTokens(
+    principal: Principal,
+    request: PageRequest & { includeRevoked?: boolean },
+  ): Promise<Page<TokenRecord>> {
     const { limit, before } = pageQuery(request);
     const rows = await store.tokens.list(principal.tenantId, {
       limit: limit + 1,
@@ -251,7 +259,16 @@ export function createTokens(deps: TokenDeps) {
     return { tenant, record, token };
   }
 
-  return { verifyToken, issueToken, getToken, listTokens, revokeToken, bootstrapTenant, mintRecoveryToken, flushLastUsed };
+  return {
+    verifyToken,
+    issueToken,
+    getToken,
+    listTokens,
+    revokeToken,
+    bootstrapTenant,
+    mintRecoveryToken,
+    flushLastUsed,
+  };
 }
 
 export type Tokens = ReturnType<typeof createTokens>;

@@ -1,6 +1,7 @@
 import { DomainError, type FieldIssue } from "./errors.ts";
 
 // C0 control characters (U+0000–U+001F). DEL and C1 are allowed: they are not in the contract.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const C0 = /[\u0000-\u001f]/;
 
 /** Names (`name`, `service_name`): trimmed, 1..80 code points, no C0 controls. Returns the stored form. */

@@ -11,8 +11,8 @@ import type { Tokens } from "../domain/tokens.ts";
 import type { Logger } from "../logger.ts";
 import { principalOf } from "./context.ts";
 import { tokenMessage } from "./convert.ts";
-import { rpcMethod } from "./method.ts";
 import type { Impl } from "./impl.ts";
+import { rpcMethod } from "./method.ts";
 
 export function createApiTokenServiceImpl(deps: { tokens: Tokens; logger: Logger }): Impl<typeof ApiTokenService> {
   const { tokens, logger } = deps;

@@ -33,7 +33,12 @@ export const ERROR_TABLE: Record<ErrorCode, { http: number; connect: Code }> = {
 
 const INTERNAL_MESSAGE = "Something went wrong on our side.";
 
-export function connectErrorFor(code: ErrorCode, message: string, details?: FieldIssue[], cause?: unknown): ConnectError {
+export function connectErrorFor(
+  code: ErrorCode,
+  message: string,
+  details?: FieldIssue[],
+  cause?: unknown,
+): ConnectError {
   const value = { code, details: details ?? [] };
   return new ConnectError(message, ERROR_TABLE[code].connect, undefined, [{ desc: ErrorDetailSchema, value }], cause);
 }

@@ -5,10 +5,20 @@
  */
 
 import { sql } from "drizzle-orm";
-import { blob, check, index, integer, sqliteTable, text, unique } from "drizzle-orm/sqlite-core";
+import { check, customType, index, integer, sqliteTable, text, unique } from "drizzle-orm/sqlite-core";
 import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
 
 const millis = (name: string) => integer(name, { mode: "number" });
+
+/**
+ * BLOB, not TEXT: the exact bytes received come back, never re-encoded. A custom type rather
+ * than drizzle's `blob({ mode: "buffer" })`, which copies every value into a Buffer; bun:sqlite
+ * already returns a Uint8Array.
+ */
+const bytes = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => "blob",
+  fromDriver: (value) => new Uint8Array(value.buffer, value.byteOffset, value.byteLength),
+});
 
 function inList(values: readonly string[]): string {
   return values.map((v) => `'${v}'`).join(", ");
@@ -86,8 +96,7 @@ export const events = sqliteTable(
       .references(() => services.id, { onDelete: "cascade" }),
     receivedAt: millis("received_at").notNull(),
     idempotencyKey: text("idempotency_key"),
-    // BLOB, not TEXT: the exact bytes received come back, never re-encoded.
-    payload: blob("payload", { mode: "buffer" }).notNull(),
+    payload: bytes("payload").notNull(),
   },
   (t) => [
     // NULL keys are distinct, so events without an Idempotency-Key never collide.
