@@ -1,0 +1,395 @@
+/**
+ * The Store port on SQLite (bun:sqlite through drizzle). One connection per store: bun:sqlite
+ * is synchronous, so every call runs to completion before the next starts, and write
+ * transactions use BEGIN IMMEDIATE so that another process sharing the file waits
+ * (busy_timeout) instead of failing on a lock upgrade.
+ */
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
+import { and, type Column, desc, eq, gt, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
+import { migrate } from "drizzle-orm/bun-sqlite/migrator";
+import { DomainError } from "../../domain/errors.ts";
+import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
+import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, SecretRotation, Store } from "../ports.ts";
+import { apiTokens, events, services, tenants } from "./schema.ts";
+
+export interface SqliteStoreOptions {
+  /** A file path, or ":memory:" for a private in-process database. */
+  path: string;
+}
+
+/** Resolved from this file, not the cwd, so `migrate()` works wherever the process starts. */
+const MIGRATIONS_FOLDER = join(import.meta.dir, "../../../drizzle/sqlite");
+
+/**
+ * Primary result codes (errno & 0xff) that mean the database itself cannot be used: the file
+ * cannot be opened or read, the disk fails or is full, or another process holds the lock past
+ * busy_timeout. Anything else (constraint, misuse, SQL error) is a bug and propagates as is.
+ */
+const UNAVAILABLE_CODES = new Set([
+  3, // SQLITE_PERM
+  5, // SQLITE_BUSY
+  6, // SQLITE_LOCKED
+  8, // SQLITE_READONLY
+  10, // SQLITE_IOERR
+  11, // SQLITE_CORRUPT
+  13, // SQLITE_FULL
+  14, // SQLITE_CANTOPEN
+  15, // SQLITE_PROTOCOL
+  26, // SQLITE_NOTADB
+]);
+
+function isUnavailable(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const errno = (e as { errno?: unknown }).errno;
+    if (e.name === "SQLiteError" && typeof errno === "number" && UNAVAILABLE_CODES.has(errno & 0xff)) return true;
+  }
+  return false;
+}
+
+function mapError(error: unknown): unknown {
+  if (error instanceof DomainError || !isUnavailable(error)) return error;
+  return new DomainError("unavailable", "The store cannot be reached.", undefined, { cause: error });
+}
+
+/** Runs a synchronous store operation as the port's promise, translating connection-level failures. */
+function run<T>(operation: () => T): Promise<T> {
+  try {
+    return Promise.resolve(operation());
+  } catch (error) {
+    return Promise.reject(mapError(error));
+  }
+}
+
+function openDatabase(path: string): Database {
+  let client: Database | undefined;
+  try {
+    client = new Database(path, { create: true, readwrite: true });
+    // Set first so that the pragmas below wait for a lock held by another process.
+    client.exec("PRAGMA busy_timeout = 5000");
+    if (path !== ":memory:") client.exec("PRAGMA journal_mode = WAL");
+    // FULL: in WAL mode a commit is fsynced before it returns, so an acknowledged event survives power loss.
+    client.exec("PRAGMA synchronous = FULL");
+    client.exec("PRAGMA foreign_keys = ON");
+    return client;
+  } catch (error) {
+    client?.close();
+    throw mapError(error);
+  }
+}
+
+function pageConditions(idColumn: Column, query: PageQuery): SQL | undefined {
+  return query.before === undefined ? undefined : lt(idColumn, query.before);
+}
+
+function activeOwnerCondition(now: number): SQL | undefined {
+  return and(
+    eq(apiTokens.role, "owner"),
+    eq(apiTokens.scope, "read_write"),
+    isNull(apiTokens.revokedAt),
+    or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
+  );
+}
+
+function isActiveOwner(token: TokenRecord, now: number): boolean {
+  return (
+    token.role === "owner" &&
+    token.scope === "read_write" &&
+    token.revokedAt === null &&
+    (token.expiresAt === null || token.expiresAt > now)
+  );
+}
+
+function buildStatements(db: BunSQLiteDatabase) {
+  const p = sql.placeholder;
+  return {
+    tenantGet: db
+      .select()
+      .from(tenants)
+      .where(eq(tenants.id, p("id")))
+      .prepare(),
+    tokenByDigest: db
+      .select()
+      .from(apiTokens)
+      .where(eq(apiTokens.digest, p("digest")))
+      .prepare(),
+    serviceById: db
+      .select()
+      .from(services)
+      .where(eq(services.id, p("id")))
+      .prepare(),
+    // The unique index decides duplicates: no row back means the key was already used.
+    eventInsert: db
+      .insert(events)
+      .values({
+        id: p("id"),
+        serviceId: p("serviceId"),
+        receivedAt: p("receivedAt"),
+        idempotencyKey: p("idempotencyKey"),
+        payload: p("payload"),
+      })
+      .onConflictDoNothing({ target: [events.serviceId, events.idempotencyKey] })
+      .returning({ id: events.id })
+      .prepare(),
+    eventByKey: db
+      .select({ id: events.id, receivedAt: events.receivedAt })
+      .from(events)
+      .where(and(eq(events.serviceId, p("serviceId")), eq(events.idempotencyKey, p("idempotencyKey"))))
+      .prepare(),
+    // Never moves last_used_at backwards: instances flush their buffers in any order.
+    touchLastUsed: db
+      .update(apiTokens)
+      .set({ lastUsedAt: sql`${p("at")}` })
+      .where(and(eq(apiTokens.id, p("id")), or(isNull(apiTokens.lastUsedAt), lt(apiTokens.lastUsedAt, p("at")))))
+      .prepare(),
+  };
+}
+
+/**
+ * Opens (creating if needed) the database and applies the durability pragmas. Throws
+ * `DomainError("unavailable")` when the file cannot be opened or is not a database.
+ * Call `migrate()` before anything else.
+ */
+export function createSqliteStore(options: SqliteStoreOptions): Store {
+  const client = openDatabase(options.path);
+  const db = drizzle({ client });
+
+  // bun:sqlite compiles a statement when it is prepared, which needs the tables: built once,
+  // on first use after migrate(), then reused for every call.
+  let statements: ReturnType<typeof buildStatements> | undefined;
+  const stmt = () => {
+    statements ??= buildStatements(db);
+    return statements;
+  };
+
+  return {
+    dialect: "sqlite",
+
+    tenants: {
+      get: (id) => run((): TenantRecord | null => stmt().tenantGet.get({ id }) ?? null),
+      rename: (id, name) =>
+        run(
+          (): TenantRecord | null =>
+            db.update(tenants).set({ name }).where(eq(tenants.id, id)).returning().get() ?? null,
+        ),
+    },
+
+    tokens: {
+      findByDigest: (digest) => run((): TokenRecord | null => stmt().tokenByDigest.get({ digest }) ?? null),
+
+      get: (tenantId, id) =>
+        run(
+          (): TokenRecord | null =>
+            db
+              .select()
+              .from(apiTokens)
+              .where(and(eq(apiTokens.tenantId, tenantId), eq(apiTokens.id, id)))
+              .get() ?? null,
+        ),
+
+      list: (tenantId, query) =>
+        run((): TokenRecord[] =>
+          db
+            .select()
+            .from(apiTokens)
+            .where(
+              and(
+                eq(apiTokens.tenantId, tenantId),
+                query.includeRevoked ? undefined : isNull(apiTokens.revokedAt),
+                pageConditions(apiTokens.id, query),
+              ),
+            )
+            .orderBy(desc(apiTokens.id))
+            .limit(query.limit)
+            .all(),
+        ),
+
+      insert: (record) =>
+        run(() => {
+          // Only the prefix is a conflict the caller can act on (mint again); a clash on id
+          // or digest is a bug and still throws.
+          const row = db
+            .insert(apiTokens)
+            .values(record)
+            .onConflictDoNothing({ target: apiTokens.prefix })
+            .returning({ id: apiTokens.id })
+            .get();
+          return row ? "ok" : "prefix_taken";
+        }),
+
+      revoke: (tenantId, id, now) =>
+        run(() =>
+          db.transaction(
+            (tx): RevokeOutcome => {
+              const target = tx
+                .select()
+                .from(apiTokens)
+                .where(and(eq(apiTokens.tenantId, tenantId), eq(apiTokens.id, id)))
+                .get();
+              if (!target) return { kind: "not_found" };
+              if (target.revokedAt !== null) return { kind: "already_revoked", record: target };
+              if (isActiveOwner(target, now)) {
+                const other = tx
+                  .select({ id: apiTokens.id })
+                  .from(apiTokens)
+                  .where(and(eq(apiTokens.tenantId, tenantId), ne(apiTokens.id, id), activeOwnerCondition(now)))
+                  .limit(1)
+                  .get();
+                if (!other) return { kind: "last_owner" };
+              }
+              const record = tx
+                .update(apiTokens)
+                .set({ revokedAt: now })
+                .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)))
+                .returning()
+                .get();
+              if (!record) throw new Error("revoke: the token changed inside its own transaction");
+              return { kind: "revoked", record };
+            },
+            // IMMEDIATE takes the write lock before the check, so check-then-update is atomic
+            // against every other connection to the file.
+            { behavior: "immediate" },
+          ),
+        ),
+
+      touchLastUsed: (updates) =>
+        run(() => {
+          if (updates.length === 0) return;
+          const statement = stmt().touchLastUsed;
+          // One transaction: one fsync for the whole flush instead of one per token.
+          db.transaction(
+            () => {
+              for (const update of updates) statement.run({ id: update.id, at: update.at });
+            },
+            { behavior: "immediate" },
+          );
+        }),
+    },
+
+    services: {
+      insert: (record) =>
+        run(() => {
+          const row = db
+            .insert(services)
+            .values(record)
+            .onConflictDoNothing({ target: [services.tenantId, services.serviceName] })
+            .returning({ id: services.id })
+            .get();
+          return row ? "ok" : "name_taken";
+        }),
+
+      get: (tenantId, id) =>
+        run(
+          (): ServiceRecord | null =>
+            db
+              .select()
+              .from(services)
+              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+              .get() ?? null,
+        ),
+
+      getById: (id) => run((): ServiceRecord | null => stmt().serviceById.get({ id }) ?? null),
+
+      list: (tenantId, query) =>
+        run((): ServiceRecord[] =>
+          db
+            .select()
+            .from(services)
+            .where(and(eq(services.tenantId, tenantId), pageConditions(services.id, query)))
+            .orderBy(desc(services.id))
+            .limit(query.limit)
+            .all(),
+        ),
+
+      setMonitored: (tenantId, id, isMonitored, now) =>
+        run(
+          (): ServiceRecord | null =>
+            db
+              .update(services)
+              .set({ isMonitored, updatedAt: now })
+              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+              .returning()
+              .get() ?? null,
+        ),
+
+      rotateSecret: (tenantId, id, rotation: SecretRotation) =>
+        run(
+          (): ServiceRecord | null =>
+            db
+              .update(services)
+              .set({
+                // The right-hand side of SET reads the row as it was before the UPDATE.
+                previousSecretCiphertext: sql`${services.secretCiphertext}`,
+                secretCiphertext: rotation.ciphertext,
+                signingSecretPrefix: rotation.prefix,
+                secretRotatedAt: rotation.rotatedAt,
+                previousSecretExpiresAt: rotation.previousExpiresAt,
+                updatedAt: rotation.rotatedAt,
+              })
+              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+              .returning()
+              .get() ?? null,
+        ),
+
+      // Events go with it through ON DELETE CASCADE (foreign_keys is ON for this connection).
+      delete: (tenantId, id) =>
+        run(
+          () =>
+            db
+              .delete(services)
+              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+              .returning({ id: services.id })
+              .get() !== undefined,
+        ),
+    },
+
+    events: {
+      insertBatch: (batch: ReadonlyArray<NewEvent>) =>
+        run((): InsertEventResult[] => {
+          if (batch.length === 0) return [];
+          const { eventInsert, eventByKey } = stmt();
+          // One transaction, one fsync (synchronous=FULL) for the whole group; a throw rolls it all back.
+          return db.transaction(
+            () =>
+              batch.map((event): InsertEventResult => {
+                if (eventInsert.get({ ...event })) return { kind: "inserted" };
+                const first =
+                  event.idempotencyKey === null
+                    ? undefined
+                    : eventByKey.get({ serviceId: event.serviceId, idempotencyKey: event.idempotencyKey });
+                if (!first) throw new Error("insertBatch: an event was neither inserted nor a duplicate");
+                return { kind: "duplicate", id: first.id, receivedAt: first.receivedAt };
+              }),
+            { behavior: "immediate" },
+          );
+        }),
+
+      list: (serviceId, query) =>
+        run((): EventRecord[] =>
+          db
+            .select()
+            .from(events)
+            .where(and(eq(events.serviceId, serviceId), pageConditions(events.id, query)))
+            .orderBy(desc(events.id))
+            .limit(query.limit)
+            .all(),
+        ),
+    },
+
+    createTenant: (tenant, firstToken) =>
+      run(() =>
+        db.transaction(
+          (tx) => {
+            tx.insert(tenants).values(tenant).run();
+            tx.insert(apiTokens).values(firstToken).run();
+          },
+          { behavior: "immediate" },
+        ),
+      ),
+
+    migrate: () => run(() => migrate(db, { migrationsFolder: MIGRATIONS_FOLDER })),
+
+    close: () => run(() => client.close()),
+  };
+}

@@ -1,0 +1,108 @@
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DomainError } from "../../src/domain/errors.ts";
+import { createSqliteStore } from "../../src/store/sqlite/store.ts";
+import { runStoreContract } from "./store-contract.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "intake-store-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw");
+}
+
+let files = 0;
+function tempPath(): string {
+  files += 1;
+  return join(dir, `store-${files}.sqlite`);
+}
+
+runStoreContract("sqlite :memory:", async () => {
+  const store = createSqliteStore({ path: ":memory:" });
+  return { store, cleanup: () => store.close() };
+});
+
+runStoreContract("sqlite file", async () => {
+  const path = tempPath();
+  const store = createSqliteStore({ path });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+    },
+  };
+});
+
+describe("sqlite store specifics", () => {
+  test("a file database is in WAL mode and what one store commits a new store on the file reads", async () => {
+    const path = tempPath();
+    const writer = createSqliteStore({ path });
+    await writer.migrate();
+    const tenant = { id: crypto.randomUUID(), name: "Durable", permissionMode: "flat" as const, createdAt: 1 };
+    const token = {
+      id: "0190f4c0a1b27c3d8e9f0a1b2c3d4e5f",
+      tenantId: tenant.id,
+      name: "first",
+      scope: "read_write" as const,
+      role: "owner" as const,
+      prefix: "service_live_abcdefgh",
+      digest: "d".repeat(64),
+      createdAt: 1,
+      createdBy: null,
+      expiresAt: null,
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    await writer.createTenant(tenant, token);
+    await writer.close();
+
+    const peek = new Database(path, { readonly: true });
+    expect(peek.query("PRAGMA journal_mode").get()).toEqual({ journal_mode: "wal" });
+    peek.close();
+
+    const reader = createSqliteStore({ path });
+    await reader.migrate();
+    expect(await reader.tenants.get(tenant.id)).toEqual(tenant);
+    expect(await reader.tokens.findByDigest(token.digest)).toEqual(token);
+    await reader.close();
+  });
+
+  test("a path that cannot be opened is unavailable (DomainError), not a raw SQLite error", () => {
+    const error = thrownBy(() => createSqliteStore({ path: join(dir, "no-such-dir", "intake.sqlite") }));
+    expect(error).toBeInstanceOf(DomainError);
+    expect(error).toMatchObject({ code: "unavailable", message: "The store cannot be reached." });
+    expect((error as Error).cause).toMatchObject({ code: "SQLITE_CANTOPEN" });
+  });
+
+  test("a file that is not a database is unavailable (DomainError), not a raw SQLite error", () => {
+    const path = tempPath();
+    writeFileSync(path, "this is not a database, just text long enough to have a header page".repeat(10));
+    const error = thrownBy(() => createSqliteStore({ path }));
+    expect(error).toBeInstanceOf(DomainError);
+    expect(error).toMatchObject({ code: "unavailable" });
+  });
+
+  test("migrate() finds its migrations from any working directory", async () => {
+    const path = tempPath();
+    const script = `
+      const { createSqliteStore } = await import(${JSON.stringify(join(import.meta.dir, "../../src/store/sqlite/store.ts"))});
+      const store = createSqliteStore({ path: ${JSON.stringify(path)} });
+      await store.migrate();
+      console.log(JSON.stringify(await store.services.list("t", { limit: 1 })));
+      await store.close();
+    `;
+    const child = Bun.spawnSync(["bun", "-e", script], { cwd: tmpdir(), stderr: "pipe" });
+    expect(child.stderr.toString()).toBe("");
+    expect(child.stdout.toString().trim()).toBe("[]");
+    expect(child.exitCode).toBe(0);
+  });
+});

@@ -1,0 +1,557 @@
+/**
+ * The Store port's contract, run against every adapter (SQLite always, PostgreSQL when one
+ * answers). Each test gets a fresh, migrated world from `makeStore`, so no test depends on
+ * another's rows. Test names state the rule a user would notice if it broke.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import type { ServiceRecord, TenantRecord, TokenRecord } from "../../src/domain/types.ts";
+import type { NewEvent, Store } from "../../src/store/ports.ts";
+
+export interface StoreWorld {
+  store: Store;
+  cleanup(): Promise<void>;
+}
+
+const NOW = 1_800_000_000_000;
+const HOUR = 3_600_000;
+
+let sequence = 0;
+/** 32 lowercase hex, increasing in creation order like a UUIDv7 (48-bit ms time, then counter, then random). */
+export function newId(): string {
+  sequence = (sequence + 1) % 0x10000;
+  const time = Date.now().toString(16).padStart(12, "0");
+  const counter = sequence.toString(16).padStart(4, "0");
+  return `${time}${counter}${randomHex(8)}`;
+}
+
+function randomHex(bytes: number): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
+}
+
+function randomPrefix(): string {
+  return `service_live_${randomHex(4)}`;
+}
+
+function tenantRecord(overrides: Partial<TenantRecord> = {}): TenantRecord {
+  return { id: crypto.randomUUID(), name: "Acme", permissionMode: "role_based", createdAt: NOW, ...overrides };
+}
+
+function tokenRecord(tenantId: string, overrides: Partial<TokenRecord> = {}): TokenRecord {
+  return {
+    id: newId(),
+    tenantId,
+    name: "ci",
+    scope: "read_write",
+    role: "member",
+    prefix: randomPrefix(),
+    digest: randomHex(32),
+    createdAt: NOW,
+    createdBy: null,
+    expiresAt: null,
+    lastUsedAt: null,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+function serviceRecord(tenantId: string, overrides: Partial<ServiceRecord> = {}): ServiceRecord {
+  return {
+    id: newId(),
+    tenantId,
+    serviceName: `svc-${randomHex(4)}`,
+    isMonitored: true,
+    secretCiphertext: `sealed-${randomHex(8)}`,
+    signingSecretPrefix: "whsec_abcd",
+    previousSecretCiphertext: null,
+    previousSecretExpiresAt: null,
+    secretRotatedAt: null,
+    createdAt: NOW,
+    updatedAt: NOW,
+    ...overrides,
+  };
+}
+
+function newEvent(serviceId: string, overrides: Partial<NewEvent> = {}): NewEvent {
+  return {
+    id: newId(),
+    serviceId,
+    receivedAt: NOW,
+    idempotencyKey: null,
+    payload: new TextEncoder().encode(`{"n":"${randomHex(4)}"}`),
+    ...overrides,
+  };
+}
+
+export function runStoreContract(name: string, makeStore: () => Promise<StoreWorld>): void {
+  describe(`${name} store contract`, () => {
+    let world: StoreWorld;
+    let store: Store;
+
+    beforeEach(async () => {
+      world = await makeStore();
+      store = world.store;
+      await store.migrate();
+    });
+
+    afterEach(async () => {
+      await world.cleanup();
+    });
+
+    /** A tenant with its first owner read_write token. */
+    async function seedTenant(overrides: Partial<TenantRecord> = {}) {
+      const tenant = tenantRecord(overrides);
+      const owner = tokenRecord(tenant.id, { role: "owner", scope: "read_write", name: "first" });
+      await store.createTenant(tenant, owner);
+      return { tenant, owner };
+    }
+
+    async function addToken(tenantId: string, overrides: Partial<TokenRecord> = {}) {
+      const token = tokenRecord(tenantId, overrides);
+      expect(await store.tokens.insert(token)).toBe("ok");
+      return token;
+    }
+
+    async function addService(tenantId: string, overrides: Partial<ServiceRecord> = {}) {
+      const service = serviceRecord(tenantId, overrides);
+      expect(await store.services.insert(service)).toBe("ok");
+      return service;
+    }
+
+    /** Every page of a keyset listing, following `before` = last id of the previous page. */
+    async function allPages<T extends { id: string }>(
+      limit: number,
+      fetch: (before: string | undefined) => Promise<T[]>,
+    ): Promise<string[][]> {
+      const pages: string[][] = [];
+      let before: string | undefined;
+      for (;;) {
+        const page = await fetch(before);
+        if (page.length === 0) return pages;
+        expect(page.length).toBeLessThanOrEqual(limit);
+        pages.push(page.map((r) => r.id));
+        before = page.at(-1)?.id;
+      }
+    }
+
+    describe("migrations and tenants", () => {
+      test("migrate() is idempotent and keeps existing rows", async () => {
+        const { tenant } = await seedTenant();
+        await store.migrate();
+        expect(await store.tenants.get(tenant.id)).toEqual(tenant);
+      });
+
+      test("createTenant stores the tenant and its first token together", async () => {
+        const { tenant, owner } = await seedTenant({ name: "Ünïcode Ltd", permissionMode: "flat" });
+        expect(await store.tenants.get(tenant.id)).toEqual(tenant);
+        expect(await store.tokens.get(tenant.id, owner.id)).toEqual(owner);
+      });
+
+      test("a createTenant whose token cannot be stored stores no tenant either", async () => {
+        const { owner: existing } = await seedTenant();
+        const tenant = tenantRecord();
+        const clash = tokenRecord(tenant.id, { role: "owner", prefix: existing.prefix });
+        await expect(store.createTenant(tenant, clash)).rejects.toThrow();
+        expect(await store.tenants.get(tenant.id)).toBeNull();
+        expect(await store.tokens.get(tenant.id, clash.id)).toBeNull();
+      });
+
+      test("tenants.get of an unknown id is null", async () => {
+        expect(await store.tenants.get(crypto.randomUUID())).toBeNull();
+      });
+
+      test("tenants.rename returns the renamed tenant, null when unknown", async () => {
+        const { tenant } = await seedTenant();
+        expect(await store.tenants.rename(tenant.id, "Renamed")).toEqual({ ...tenant, name: "Renamed" });
+        expect(await store.tenants.get(tenant.id)).toEqual({ ...tenant, name: "Renamed" });
+        expect(await store.tenants.rename(crypto.randomUUID(), "x")).toBeNull();
+      });
+    });
+
+    describe("api tokens", () => {
+      test("findByDigest resolves a token by its digest, null for an unknown digest", async () => {
+        const { tenant } = await seedTenant();
+        const token = await addToken(tenant.id, { expiresAt: NOW + HOUR, createdBy: newId() });
+        expect(await store.tokens.findByDigest(token.digest)).toEqual(token);
+        expect(await store.tokens.findByDigest(randomHex(32))).toBeNull();
+      });
+
+      test("tokens are tenant-scoped: another tenant's token is invisible via get and list", async () => {
+        const a = await seedTenant();
+        const b = await seedTenant();
+        const bToken = await addToken(b.tenant.id);
+        expect(await store.tokens.get(a.tenant.id, bToken.id)).toBeNull();
+        expect(await store.tokens.get(a.tenant.id, b.owner.id)).toBeNull();
+        const listed = await store.tokens.list(a.tenant.id, { limit: 100, includeRevoked: true });
+        expect(listed.map((t) => t.id)).toEqual([a.owner.id]);
+      });
+
+      test("list pages newest first with no overlap and no gaps", async () => {
+        const { tenant, owner } = await seedTenant();
+        const created = [owner.id];
+        for (let i = 0; i < 7; i++) created.push((await addToken(tenant.id)).id);
+        const pages = await allPages(3, (before) =>
+          store.tokens.list(tenant.id, { limit: 3, includeRevoked: false, ...(before ? { before } : {}) }),
+        );
+        expect(pages.map((p) => p.length)).toEqual([3, 3, 2]);
+        expect(pages.flat()).toEqual([...created].reverse());
+      });
+
+      test("list hides revoked tokens unless includeRevoked is set", async () => {
+        const { tenant, owner } = await seedTenant();
+        const kept = await addToken(tenant.id);
+        const gone = await addToken(tenant.id);
+        expect((await store.tokens.revoke(tenant.id, gone.id, NOW)).kind).toBe("revoked");
+        const active = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: false });
+        expect(active.map((t) => t.id)).toEqual([kept.id, owner.id]);
+        const all = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: true });
+        expect(all.map((t) => t.id)).toEqual([gone.id, kept.id, owner.id]);
+        expect(all[0]?.revokedAt).toBe(NOW);
+      });
+
+      test("a prefix stays reserved forever: insert returns prefix_taken, even against a revoked token of another tenant", async () => {
+        const a = await seedTenant();
+        const b = await seedTenant();
+        const revoked = await addToken(a.tenant.id);
+        await store.tokens.revoke(a.tenant.id, revoked.id, NOW);
+        const again = tokenRecord(b.tenant.id, { prefix: revoked.prefix });
+        expect(await store.tokens.insert(again)).toBe("prefix_taken");
+        expect(await store.tokens.get(b.tenant.id, again.id)).toBeNull();
+        expect(await store.tokens.insert(tokenRecord(b.tenant.id))).toBe("ok");
+      });
+
+      test("revoke sets revoked_at; a repeat is already_revoked and keeps the first revoked_at", async () => {
+        const { tenant } = await seedTenant();
+        const token = await addToken(tenant.id);
+        const first = await store.tokens.revoke(tenant.id, token.id, NOW + 1);
+        expect(first).toEqual({ kind: "revoked", record: { ...token, revokedAt: NOW + 1 } });
+        const repeat = await store.tokens.revoke(tenant.id, token.id, NOW + 5_000);
+        expect(repeat).toEqual({ kind: "already_revoked", record: { ...token, revokedAt: NOW + 1 } });
+        expect((await store.tokens.get(tenant.id, token.id))?.revokedAt).toBe(NOW + 1);
+      });
+
+      test("revoke of an unknown token or another tenant's token is not_found and changes nothing", async () => {
+        const a = await seedTenant();
+        const b = await seedTenant();
+        const bToken = await addToken(b.tenant.id);
+        expect(await store.tokens.revoke(a.tenant.id, newId(), NOW)).toEqual({ kind: "not_found" });
+        expect(await store.tokens.revoke(a.tenant.id, bToken.id, NOW)).toEqual({ kind: "not_found" });
+        expect(await store.tokens.revoke(crypto.randomUUID(), bToken.id, NOW)).toEqual({ kind: "not_found" });
+        expect((await store.tokens.get(b.tenant.id, bToken.id))?.revokedAt).toBeNull();
+      });
+
+      test("revoking the last active owner read_write token is refused with last_owner", async () => {
+        const { tenant, owner } = await seedTenant();
+        // None of these can administer the tenant the way an owner read_write token can.
+        await addToken(tenant.id, { role: "owner", scope: "read_only" });
+        await addToken(tenant.id, { role: "admin", scope: "read_write" });
+        const revokedOwner = await addToken(tenant.id, { role: "owner", scope: "read_write" });
+        expect((await store.tokens.revoke(tenant.id, revokedOwner.id, NOW)).kind).toBe("revoked");
+
+        expect(await store.tokens.revoke(tenant.id, owner.id, NOW)).toEqual({ kind: "last_owner" });
+        expect((await store.tokens.get(tenant.id, owner.id))?.revokedAt).toBeNull();
+      });
+
+      test("revoking one of two active owner read_write tokens succeeds, then the other is the last owner", async () => {
+        const { tenant, owner } = await seedTenant();
+        const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
+        expect((await store.tokens.revoke(tenant.id, owner.id, NOW)).kind).toBe("revoked");
+        expect(await store.tokens.revoke(tenant.id, second.id, NOW)).toEqual({ kind: "last_owner" });
+      });
+
+      test("an expired owner token does not count as active: it cannot keep the tenant administrable", async () => {
+        const { tenant, owner } = await seedTenant();
+        const expired = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW - 1 });
+        const expiresNow = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW });
+        expect(await store.tokens.revoke(tenant.id, owner.id, NOW)).toEqual({ kind: "last_owner" });
+        // Revoking an expired owner token is always allowed: it was not active.
+        expect((await store.tokens.revoke(tenant.id, expired.id, NOW)).kind).toBe("revoked");
+        expect((await store.tokens.revoke(tenant.id, expiresNow.id, NOW)).kind).toBe("revoked");
+      });
+
+      test("an owner token that expires later still counts as active", async () => {
+        const { tenant, owner } = await seedTenant();
+        await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 1 });
+        expect((await store.tokens.revoke(tenant.id, owner.id, NOW)).kind).toBe("revoked");
+      });
+
+      test("concurrent revocations of the last two owner tokens: exactly one succeeds", async () => {
+        // Several tenants at once so that the calls really overlap on a pooled adapter.
+        const rounds = await Promise.all(
+          Array.from({ length: 5 }, async () => {
+            const { tenant, owner } = await seedTenant();
+            const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
+            const outcomes = await Promise.all([
+              store.tokens.revoke(tenant.id, owner.id, NOW),
+              store.tokens.revoke(tenant.id, second.id, NOW),
+            ]);
+            const active = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: false });
+            return { kinds: outcomes.map((o) => o.kind).sort(), active: active.length };
+          }),
+        );
+        for (const round of rounds) {
+          expect(round.kinds).toEqual(["last_owner", "revoked"]);
+          expect(round.active).toBe(1);
+        }
+      });
+
+      test("touchLastUsed records the time, ignores unknown ids and never moves it backwards", async () => {
+        const { tenant, owner } = await seedTenant();
+        const other = await addToken(tenant.id);
+        await store.tokens.touchLastUsed([]);
+        await store.tokens.touchLastUsed([
+          { id: owner.id, at: NOW + 60_000 },
+          { id: other.id, at: NOW + 1_000 },
+          { id: newId(), at: NOW },
+        ]);
+        expect((await store.tokens.get(tenant.id, owner.id))?.lastUsedAt).toBe(NOW + 60_000);
+        expect((await store.tokens.get(tenant.id, other.id))?.lastUsedAt).toBe(NOW + 1_000);
+
+        // A late flush from another instance carries an older time: it must not win.
+        await store.tokens.touchLastUsed([
+          { id: owner.id, at: NOW + 30_000 },
+          { id: other.id, at: NOW + 2_000 },
+          { id: other.id, at: NOW + 3_000 },
+        ]);
+        expect((await store.tokens.get(tenant.id, owner.id))?.lastUsedAt).toBe(NOW + 60_000);
+        expect((await store.tokens.findByDigest(other.digest))?.lastUsedAt).toBe(NOW + 3_000);
+      });
+    });
+
+    describe("services", () => {
+      test("service_name is unique per tenant (name_taken), case-sensitive, and free in another tenant", async () => {
+        const a = await seedTenant();
+        const b = await seedTenant();
+        const billing = await addService(a.tenant.id, { serviceName: "Billing" });
+        const clash = serviceRecord(a.tenant.id, { serviceName: "Billing" });
+        expect(await store.services.insert(clash)).toBe("name_taken");
+        expect(await store.services.get(a.tenant.id, clash.id)).toBeNull();
+        expect(await store.services.insert(serviceRecord(a.tenant.id, { serviceName: "billing" }))).toBe("ok");
+        expect(await store.services.insert(serviceRecord(b.tenant.id, { serviceName: "Billing" }))).toBe("ok");
+        expect(await store.services.get(a.tenant.id, billing.id)).toEqual(billing);
+      });
+
+      test("services are tenant-scoped: another tenant cannot see, change, rotate or delete them", async () => {
+        const a = await seedTenant();
+        const b = await seedTenant();
+        const service = await addService(b.tenant.id);
+        const rotation = { ciphertext: "new", prefix: "whsec_new0", rotatedAt: NOW + 1, previousExpiresAt: NOW + 2 };
+        expect(await store.services.get(a.tenant.id, service.id)).toBeNull();
+        expect(await store.services.list(a.tenant.id, { limit: 100 })).toEqual([]);
+        expect(await store.services.setMonitored(a.tenant.id, service.id, false, NOW + 1)).toBeNull();
+        expect(await store.services.rotateSecret(a.tenant.id, service.id, rotation)).toBeNull();
+        expect(await store.services.delete(a.tenant.id, service.id)).toBe(false);
+        expect(await store.services.get(b.tenant.id, service.id)).toEqual(service);
+      });
+
+      test("getById finds a service without a tenant (ingest), null when unknown", async () => {
+        const { tenant } = await seedTenant();
+        const service = await addService(tenant.id);
+        expect(await store.services.getById(service.id)).toEqual(service);
+        expect(await store.services.getById(newId())).toBeNull();
+      });
+
+      test("list pages newest first with no overlap and no gaps", async () => {
+        const { tenant } = await seedTenant();
+        const created: string[] = [];
+        for (let i = 0; i < 5; i++) created.push((await addService(tenant.id)).id);
+        const pages = await allPages(2, (before) =>
+          store.services.list(tenant.id, { limit: 2, ...(before ? { before } : {}) }),
+        );
+        expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+        expect(pages.flat()).toEqual([...created].reverse());
+      });
+
+      test("setMonitored changes is_monitored and updated_at only", async () => {
+        const { tenant } = await seedTenant();
+        const service = await addService(tenant.id);
+        const paused = await store.services.setMonitored(tenant.id, service.id, false, NOW + 10);
+        expect(paused).toEqual({ ...service, isMonitored: false, updatedAt: NOW + 10 });
+        expect(await store.services.getById(service.id)).toEqual({
+          ...service,
+          isMonitored: false,
+          updatedAt: NOW + 10,
+        });
+      });
+
+      test("rotateSecret moves the current secret to previous; a second rotation retires the oldest", async () => {
+        const { tenant } = await seedTenant();
+        const service = await addService(tenant.id, {
+          secretCiphertext: "sealed-v1",
+          signingSecretPrefix: "whsec_v1aa",
+        });
+        const first = await store.services.rotateSecret(tenant.id, service.id, {
+          ciphertext: "sealed-v2",
+          prefix: "whsec_v2bb",
+          rotatedAt: NOW + 1_000,
+          previousExpiresAt: NOW + 1_000 + 86_400_000,
+        });
+        expect(first).toEqual({
+          ...service,
+          secretCiphertext: "sealed-v2",
+          signingSecretPrefix: "whsec_v2bb",
+          previousSecretCiphertext: "sealed-v1",
+          previousSecretExpiresAt: NOW + 1_000 + 86_400_000,
+          secretRotatedAt: NOW + 1_000,
+          updatedAt: NOW + 1_000,
+        });
+        const second = await store.services.rotateSecret(tenant.id, service.id, {
+          ciphertext: "sealed-v3",
+          prefix: "whsec_v3cc",
+          rotatedAt: NOW + 2_000,
+          previousExpiresAt: NOW + 2_000 + 86_400_000,
+        });
+        expect(second?.secretCiphertext).toBe("sealed-v3");
+        expect(second?.previousSecretCiphertext).toBe("sealed-v2");
+        expect(second?.previousSecretExpiresAt).toBe(NOW + 2_000 + 86_400_000);
+        expect(await store.services.getById(service.id)).toEqual(second);
+      });
+
+      test("delete removes the service and all its events, and leaves other services' events", async () => {
+        const { tenant } = await seedTenant();
+        const doomed = await addService(tenant.id);
+        const kept = await addService(tenant.id);
+        await store.events.insertBatch([newEvent(doomed.id, { idempotencyKey: "k1" }), newEvent(doomed.id)]);
+        const keptEvent = newEvent(kept.id, { idempotencyKey: "k1" });
+        await store.events.insertBatch([keptEvent]);
+
+        expect(await store.services.delete(tenant.id, doomed.id)).toBe(true);
+        expect(await store.services.get(tenant.id, doomed.id)).toBeNull();
+        expect(await store.events.list(doomed.id, { limit: 10 })).toEqual([]);
+        expect((await store.events.list(kept.id, { limit: 10 })).map((e) => e.id)).toEqual([keptEvent.id]);
+        expect(await store.services.delete(tenant.id, doomed.id)).toBe(false);
+      });
+
+      test("a deleted service's name can be used again", async () => {
+        const { tenant } = await seedTenant();
+        const first = await addService(tenant.id, { serviceName: "orders" });
+        await store.services.delete(tenant.id, first.id);
+        expect(await store.services.insert(serviceRecord(tenant.id, { serviceName: "orders" }))).toBe("ok");
+      });
+    });
+
+    describe("events", () => {
+      async function seedService() {
+        const { tenant } = await seedTenant();
+        return addService(tenant.id);
+      }
+
+      test("insertBatch stores every event; list pages newest first with no overlap and no gaps", async () => {
+        const service = await seedService();
+        const batch = Array.from({ length: 7 }, (_, i) => newEvent(service.id, { receivedAt: NOW + i }));
+        expect(await store.events.insertBatch(batch)).toEqual(batch.map(() => ({ kind: "inserted" })));
+        const pages = await allPages(3, (before) =>
+          store.events.list(service.id, { limit: 3, ...(before ? { before } : {}) }),
+        );
+        expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+        expect(pages.flat()).toEqual(batch.map((e) => e.id).reverse());
+        const [newest] = await store.events.list(service.id, { limit: 1 });
+        expect(newest).toMatchObject({
+          id: batch[6]?.id,
+          serviceId: service.id,
+          receivedAt: NOW + 6,
+          idempotencyKey: null,
+        });
+      });
+
+      test("payload bytes round-trip exactly, including non-ASCII UTF-8, odd whitespace and large bodies", async () => {
+        const service = await seedService();
+        const bodies = [
+          new TextEncoder().encode('{"msg":"héllo — 日本語 🎉","n":1.0,  "e":"\\u00e9"}\n'),
+          // Not valid UTF-8, NUL included: the store keeps bytes, it does not judge them.
+          new Uint8Array([0x7b, 0x00, 0xff, 0xfe, 0xc3, 0x28, 0x7d]),
+          crypto.getRandomValues(new Uint8Array(262_144)),
+        ];
+        const batch = bodies.map((payload) => newEvent(service.id, { payload }));
+        await store.events.insertBatch(batch);
+        const listed = await store.events.list(service.id, { limit: 10 });
+        const byId = new Map(listed.map((e) => [e.id, e.payload]));
+        for (const event of batch) {
+          const stored = byId.get(event.id);
+          expect(stored).toBeInstanceOf(Uint8Array);
+          expect(stored?.byteLength).toBe(event.payload.byteLength);
+          expect(Buffer.from(stored ?? new Uint8Array()).equals(Buffer.from(event.payload))).toBe(true);
+        }
+      });
+
+      test("a repeated Idempotency-Key within one batch is a duplicate of the first", async () => {
+        const service = await seedService();
+        const first = newEvent(service.id, { idempotencyKey: "order-1", receivedAt: NOW });
+        const plain = newEvent(service.id, { receivedAt: NOW });
+        const repeat = newEvent(service.id, { idempotencyKey: "order-1", receivedAt: NOW });
+        const results = await store.events.insertBatch([first, plain, repeat]);
+        expect(results).toEqual([
+          { kind: "inserted" },
+          { kind: "inserted" },
+          { kind: "duplicate", id: first.id, receivedAt: NOW },
+        ]);
+        const stored = await store.events.list(service.id, { limit: 10 });
+        expect(stored.map((e) => e.id)).toEqual([plain.id, first.id]);
+      });
+
+      test("a key used by an earlier batch is a duplicate carrying the first event's id and received_at", async () => {
+        const service = await seedService();
+        const first = newEvent(service.id, { idempotencyKey: "pay_123", receivedAt: NOW });
+        await store.events.insertBatch([first]);
+        const later = newEvent(service.id, { idempotencyKey: "pay_123", receivedAt: NOW + 5_000 });
+        const fresh = newEvent(service.id, { idempotencyKey: "pay_124", receivedAt: NOW + 5_000 });
+        expect(await store.events.insertBatch([later, fresh])).toEqual([
+          { kind: "duplicate", id: first.id, receivedAt: NOW },
+          { kind: "inserted" },
+        ]);
+        const stored = await store.events.list(service.id, { limit: 10 });
+        expect(stored.map((e) => e.id)).toEqual([fresh.id, first.id]);
+        expect(stored[1]?.idempotencyKey).toBe("pay_123");
+      });
+
+      test("idempotency keys are per service and events without a key never collide", async () => {
+        const a = await seedService();
+        const b = await seedService();
+        const results = await store.events.insertBatch([
+          newEvent(a.id, { idempotencyKey: "same" }),
+          newEvent(b.id, { idempotencyKey: "same" }),
+          newEvent(a.id),
+          newEvent(a.id),
+        ]);
+        expect(results.map((r) => r.kind)).toEqual(["inserted", "inserted", "inserted", "inserted"]);
+        expect(await store.events.list(a.id, { limit: 10 })).toHaveLength(3);
+      });
+
+      test("a failing batch rejects and stores nothing of it", async () => {
+        const service = await seedService();
+        const good = newEvent(service.id, { idempotencyKey: "kept-out" });
+        const orphan = newEvent(newId()); // its service does not exist
+        await expect(store.events.insertBatch([good, orphan])).rejects.toThrow();
+        expect(await store.events.list(service.id, { limit: 10 })).toEqual([]);
+
+        const keyless = newEvent(service.id);
+        const sameId = newEvent(service.id, { id: keyless.id });
+        await expect(store.events.insertBatch([keyless, sameId])).rejects.toThrow();
+        expect(await store.events.list(service.id, { limit: 10 })).toEqual([]);
+
+        // The key was not consumed by the failed batch.
+        expect(await store.events.insertBatch([newEvent(service.id, { idempotencyKey: "kept-out" })])).toEqual([
+          { kind: "inserted" },
+        ]);
+      });
+
+      test("an empty batch is a no-op", async () => {
+        expect(await store.events.insertBatch([])).toEqual([]);
+      });
+
+      test("concurrent batches repeating one key store it once; every other copy is a duplicate of it", async () => {
+        const service = await seedService();
+        const batches = Array.from({ length: 6 }, (_, i) => [
+          newEvent(service.id, { idempotencyKey: "race", receivedAt: NOW + i }),
+        ]);
+        const results = (await Promise.all(batches.map((b) => store.events.insertBatch(b)))).flat();
+        const stored = await store.events.list(service.id, { limit: 10 });
+        expect(stored).toHaveLength(1);
+        const winner = stored[0];
+        expect(results.filter((r) => r.kind === "inserted")).toHaveLength(1);
+        for (const r of results.filter((x) => x.kind === "duplicate")) {
+          expect(r).toEqual({ kind: "duplicate", id: winner?.id ?? "", receivedAt: winner?.receivedAt ?? -1 });
+        }
+      });
+    });
+  });
+}
