@@ -163,8 +163,15 @@ export function runCacheContract(name: string, makeCache: MakeCache): void {
     test("a rejecting load propagates to every waiting caller and caches nothing", async () => {
       const tokens = (await make()).namespace<Token>("tokens", OPTIONS);
       const gate = deferred<Token | null>();
-      const first = tokens.getOrLoad("d1", () => gate.promise);
-      const second = tokens.getOrLoad("d1", () => gate.promise);
+      const started = deferred<void>();
+      const load = () => {
+        started.resolve();
+        return gate.promise;
+      };
+      const first = tokens.getOrLoad("d1", load);
+      const second = tokens.getOrLoad("d1", load);
+      // Rejected only once the load holds the promise (a shared tier may consult Redis first).
+      await started.promise;
       gate.reject(new Error("store down"));
       await expect(first).rejects.toThrow("store down");
       await expect(second).rejects.toThrow("store down");

@@ -1,0 +1,462 @@
+import { randomUUID } from "node:crypto";
+import { Redis, type RedisOptions } from "ioredis";
+import type { Logger } from "../logger.ts";
+import { checkNamespace, createLocalNamespace, type LocalNamespace, sameOptions } from "./memory.ts";
+import type { Cache, CacheNamespace, NamespaceOptions } from "./ports.ts";
+
+export interface RedisCacheOptions {
+  url: string;
+  /** Prefix of every key and channel, so several deployments can share one Redis. */
+  keyPrefix?: string;
+  /**
+   * Cap on an entry's life in this process. It bounds how long an instance that missed an
+   * invalidation (subscriber connection down) can serve the old value.
+   */
+  l1TtlMs?: number;
+  logger: Logger;
+  /** Clock of the in-process tier (epoch ms); tests inject one. Redis TTLs are Redis's own. */
+  now?: () => number;
+  /** Bound on every Redis command, so a slow Redis degrades to loads instead of stalls. */
+  commandTimeoutMs?: number;
+  /** How long `invalidate` waits for the other instances to confirm they dropped the key. */
+  ackTimeoutMs?: number;
+  /** Life of the marker `invalidate` leaves in Redis; must exceed any plausible `load`. */
+  tombstoneTtlMs?: number;
+}
+
+export interface RedisCacheStats {
+  /** Redis commands or connections that failed; each was answered by the fallback. */
+  redisErrors: number;
+  /** Times the subscriber (re)subscribed and therefore cleared the whole in-process tier. */
+  l1Resets: number;
+  /** Invalidations that resolved without every subscribed instance's confirmation. */
+  ackTimeouts: number;
+}
+
+export interface RedisCache extends Cache {
+  readonly kind: "redis";
+  stats(): RedisCacheStats;
+}
+
+/**
+ * Written over a key by `invalidate`. Cached values are JSON, and no JSON text starts with
+ * "!", so it can never be mistaken for a value.
+ */
+const TOMBSTONE = "!invalidated";
+
+/**
+ * A fill that refuses to overwrite anything, above all a tombstone: an instance whose load
+ * read the store before a mutation must not put the old value back after the mutation's
+ * invalidate. Returns 1 stored, 0 a value was already there, -1 a tombstone was there.
+ */
+const FILL_SCRIPT = `
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[3] then return -1 end
+if current then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`;
+
+/** At most one warning per message per this interval: an outage must not flood the log. */
+const WARN_INTERVAL_MS = 10_000;
+/** Invalidations that could not reach Redis, replayed on reconnect; bounded like any buffer. */
+const MAX_UNSENT = 10_000;
+
+interface InvalidationMessage {
+  /** Message id, echoed back in acknowledgements. */
+  id: string;
+  /** Sending instance; acknowledgements go to its own channel. */
+  from: string;
+  ns: string;
+  key: string;
+}
+
+interface AckWaiter {
+  acks: number;
+  expected: number | undefined;
+  done(): void;
+}
+
+interface Registered {
+  options: NamespaceOptions;
+  local: LocalNamespace<unknown>;
+  view: CacheNamespace<unknown>;
+}
+
+function parseMessage(raw: string): InvalidationMessage | undefined {
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (typeof parsed !== "object" || parsed === null) return undefined;
+    const { id, from, ns, key } = parsed as Record<string, unknown>;
+    if (typeof id !== "string" || typeof from !== "string" || typeof ns !== "string" || typeof key !== "string")
+      return undefined;
+    return { id, from, ns, key };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Only the error's class and message: never a key, a value or a command's arguments. */
+function errorFields(error: unknown): Record<string, unknown> {
+  if (error instanceof Error) return { error: error.name, reason: error.message };
+  return { error: typeof error };
+}
+
+/**
+ * Two-tier cache shared by several Intake instances: L1 in process (reused from memory.ts),
+ * L2 in Redis, invalidation broadcast over Redis pub/sub and acknowledged by every
+ * subscribed instance before `invalidate` resolves. See docs/cache.md.
+ */
+export async function createRedisCache(options: RedisCacheOptions): Promise<RedisCache> {
+  const prefix = options.keyPrefix ?? "intake";
+  const l1TtlMs = options.l1TtlMs ?? 5_000;
+  const commandTimeoutMs = options.commandTimeoutMs ?? 500;
+  const ackTimeoutMs = options.ackTimeoutMs ?? 1_000;
+  const tombstoneTtlMs = options.tombstoneTtlMs ?? 10_000;
+  const now = options.now ?? Date.now;
+  const { logger } = options;
+
+  const instanceId = randomUUID();
+  const invalidateChannel = `${prefix}:invalidate`;
+  const ackChannel = `${prefix}:ack:${instanceId}`;
+
+  const namespaces = new Map<string, Registered>();
+  const waiters = new Map<string, AckWaiter>();
+  /** Keyed by Redis key, so repeated failures for one key keep one entry. */
+  const unsent = new Map<string, { ns: string; key: string }>();
+  const stats: RedisCacheStats = { redisErrors: 0, l1Resets: 0, ackTimeouts: 0 };
+  const lastWarned = new Map<string, { at: number; suppressed: number }>();
+  let subscribed = false;
+  let subscriberEpoch = 0;
+  let closed = false;
+
+  const warn = (message: string, fields: Record<string, unknown> = {}) => {
+    const seen = lastWarned.get(message);
+    const at = now();
+    if (seen && at - seen.at < WARN_INTERVAL_MS) {
+      seen.suppressed += 1;
+      return;
+    }
+    lastWarned.set(message, { at, suppressed: 0 });
+    logger.warn(message, { ...fields, suppressed: seen?.suppressed ?? 0 });
+  };
+
+  const failed = (operation: string, error: unknown, namespace?: string) => {
+    stats.redisErrors += 1;
+    warn(`cache: redis ${operation} failed; serving without the shared tier`, {
+      ...(namespace === undefined ? {} : { namespace }),
+      ...errorFields(error),
+    });
+  };
+
+  const connectionOptions: RedisOptions = {
+    // Commands on a connection that is not ready fail at once instead of queueing: a
+    // request must never wait on an unreachable Redis, it falls back to the store.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: 2_000,
+    lazyConnect: true,
+    // Reconnect quickly (an instance without its subscriber serves from L1 unconfirmed),
+    // capped at 1 s, with jitter so a fleet does not reconnect in lockstep.
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 5), 1_000) + Math.floor(Math.random() * 50),
+  };
+  const command = new Redis(options.url, { ...connectionOptions, connectionName: `${prefix}:cache` });
+  // Resubscription is done by hand (see "ready" below) so L1 is cleared only once the
+  // subscription is active again: clearing earlier would leave a window for missed messages.
+  const subscriber = new Redis(options.url, {
+    ...connectionOptions,
+    connectionName: `${prefix}:cache-sub`,
+    autoResubscribe: false,
+  });
+
+  const commandReady = () => command.status === "ready";
+
+  command.on("error", (error: unknown) => failed("connection", error));
+  subscriber.on("error", (error: unknown) => failed("subscriber connection", error));
+
+  const resetL1 = () => {
+    stats.l1Resets += 1;
+    for (const { local } of namespaces.values()) local.clear();
+  };
+
+  const onAck = (id: string) => {
+    const waiter = waiters.get(id);
+    if (!waiter) return;
+    waiter.acks += 1;
+    if (waiter.expected !== undefined && waiter.acks >= waiter.expected) waiter.done();
+  };
+
+  subscriber.on("close", () => {
+    subscribed = false;
+    subscriberEpoch += 1;
+  });
+
+  let firstSubscription: () => void = () => {};
+  const subscribedOnce = new Promise<void>((resolve) => {
+    firstSubscription = resolve;
+  });
+
+  subscriber.on("ready", () => {
+    const epoch = ++subscriberEpoch;
+    subscriber.subscribe(invalidateChannel, ackChannel).then(
+      () => {
+        if (epoch !== subscriberEpoch || closed) return;
+        subscribed = true;
+        // Invalidations sent while this connection was down were missed: everything held
+        // in process may be stale, so drop it all (in-flight fills included).
+        resetL1();
+        firstSubscription();
+      },
+      (error: unknown) => {
+        failed("subscribe", error);
+        // A live connection without the subscription is useless: start over.
+        if (!closed && epoch === subscriberEpoch) subscriber.disconnect(true);
+      },
+    );
+  });
+
+  subscriber.on("message", (channel: string, raw: string) => {
+    if (channel === ackChannel) {
+      onAck(raw);
+      return;
+    }
+    if (channel !== invalidateChannel) return;
+    const message = parseMessage(raw);
+    if (!message) {
+      warn("cache: ignored a malformed invalidation message");
+      return;
+    }
+    if (message.from === instanceId) {
+      // The sender dropped its own L1 before publishing.
+      onAck(message.id);
+      return;
+    }
+    namespaces.get(message.ns)?.local.drop(message.key);
+    if (!commandReady()) return;
+    command.publish(`${prefix}:ack:${message.from}`, message.id).catch((error: unknown) => failed("ack", error));
+  });
+
+  const remember = (redisKey: string, ns: string, key: string) => {
+    unsent.delete(redisKey);
+    unsent.set(redisKey, { ns, key });
+    if (unsent.size > MAX_UNSENT) {
+      const oldest = unsent.keys().next();
+      if (!oldest.done) unsent.delete(oldest.value);
+      warn("cache: too many invalidations waiting for redis; the oldest was dropped");
+    }
+  };
+
+  /** Tombstone + publish, then (when we can hear them) wait for every receiver's ack. */
+  const broadcast = async (ns: string, key: string, waitForAcks: boolean): Promise<void> => {
+    const redisKey = `${prefix}:${ns}:${key}`;
+    if (closed) return;
+    if (!commandReady()) {
+      remember(redisKey, ns, key);
+      failed("invalidate", new Error(`connection is ${command.status}`), ns);
+      return;
+    }
+    const id = randomUUID();
+    const message: InvalidationMessage = { id, from: instanceId, ns, key };
+    let acked: Promise<boolean> | undefined;
+    let waiter: AckWaiter | undefined;
+    // Acknowledgements come back on our subscriber; without it there is nothing to wait for.
+    if (waitForAcks && subscribed) {
+      acked = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => {
+          waiters.delete(id);
+          resolve(false);
+        }, ackTimeoutMs);
+        const registered: AckWaiter = {
+          acks: 0,
+          expected: undefined,
+          done() {
+            clearTimeout(timer);
+            waiters.delete(id);
+            resolve(true);
+          },
+        };
+        waiter = registered;
+        // Registered before publishing: an ack can overtake the PUBLISH reply.
+        waiters.set(id, registered);
+      });
+    }
+    try {
+      const results = await command
+        .pipeline()
+        .set(redisKey, TOMBSTONE, "PX", tombstoneTtlMs)
+        .publish(invalidateChannel, JSON.stringify(message))
+        .exec();
+      const setError = results?.[0]?.[0];
+      const publishError = results?.[1]?.[0];
+      if (!results || setError || publishError) throw setError ?? publishError ?? new Error("pipeline discarded");
+      const receivers = results[1]?.[1];
+      if (waiter && acked) {
+        waiter.expected = typeof receivers === "number" ? receivers : 0;
+        if (waiter.acks >= waiter.expected) waiter.done();
+        if (!(await acked)) {
+          stats.ackTimeouts += 1;
+          warn("cache: invalidation not confirmed by every instance in time", {
+            namespace: ns,
+            expected: waiter.expected,
+            confirmed: waiter.acks,
+          });
+        }
+      }
+    } catch (error) {
+      waiter?.done();
+      remember(redisKey, ns, key);
+      failed("invalidate", error, ns);
+    }
+  };
+
+  command.on("ready", () => {
+    if (unsent.size === 0) return;
+    // Put the tombstones down that could not be written while Redis was unreachable, so a
+    // value cached in L2 before the outage does not outlive its invalidation by a whole TTL.
+    const pending = [...unsent.values()];
+    unsent.clear();
+    for (const { ns, key } of pending) void broadcast(ns, key, false);
+  });
+
+  const l2Get = async (redisKey: string, ns: string): Promise<string | null | undefined> => {
+    if (closed) return undefined;
+    if (!commandReady()) {
+      failed("get", new Error(`connection is ${command.status}`), ns);
+      return undefined;
+    }
+    try {
+      return await command.get(redisKey);
+    } catch (error) {
+      failed("get", error, ns);
+      return undefined;
+    }
+  };
+
+  /** 1 stored, 0 something already there, -1 tombstone there, undefined Redis failed. */
+  const l2Fill = async (redisKey: string, json: string, ttlMs: number, ns: string): Promise<number | undefined> => {
+    if (!commandReady()) return undefined;
+    try {
+      const outcome = await command.eval(FILL_SCRIPT, 1, redisKey, json, String(ttlMs), TOMBSTONE);
+      return typeof outcome === "number" ? outcome : undefined;
+    } catch (error) {
+      failed("fill", error, ns);
+      return undefined;
+    }
+  };
+
+  const createNamespace = <V>(name: string, nsOptions: NamespaceOptions): Registered => {
+    const { ttlMs, negativeTtlMs, maxEntries } = nsOptions;
+    const local = createLocalNamespace<V>(maxEntries, now);
+    const sharedTtl = (value: V | null) => (value === null ? negativeTtlMs : ttlMs);
+    const localTtl = (value: V | null) => Math.min(sharedTtl(value), l1TtlMs);
+
+    const fillFromShared = async (key: string, load: () => Promise<V | null>) => {
+      const redisKey = `${prefix}:${name}:${key}`;
+      const raw = await l2Get(redisKey, name);
+      if (typeof raw === "string" && raw !== TOMBSTONE) {
+        try {
+          const value = JSON.parse(raw) as V | null;
+          return { value, ttlMs: localTtl(value) };
+        } catch (error) {
+          failed("decode", error, name);
+        }
+      }
+      const loaded = await load();
+      const json = JSON.stringify(loaded ?? null);
+      // Every instance hands out the JSON form, whether it loaded the value or read it from
+      // Redis, so a value that does not survive JSON shows up on the first call.
+      const value = JSON.parse(json) as V | null;
+      let keep = true;
+      if (raw !== undefined && sharedTtl(value) > 0) {
+        const outcome = await l2Fill(redisKey, json, sharedTtl(value), name);
+        // A tombstone that appeared during our load: an invalidation overtook us, so what we
+        // loaded may predate it. Hand it to our callers, but do not keep it.
+        if (outcome === -1 && raw !== TOMBSTONE) keep = false;
+      }
+      return { value, ttlMs: keep ? localTtl(value) : 0 };
+    };
+
+    const view: CacheNamespace<V> = {
+      peek: (key) => local.peek(key),
+      getOrLoad(key, load) {
+        const hit = local.peek(key);
+        if (hit !== undefined) return Promise.resolve(hit);
+        return local.fill(key, () => fillFromShared(key, load));
+      },
+      async invalidate(key) {
+        local.drop(key);
+        await broadcast(name, key, true);
+      },
+    };
+    return {
+      options: { ...nsOptions },
+      local: local as LocalNamespace<unknown>,
+      view: view as CacheNamespace<unknown>,
+    };
+  };
+
+  const connectBounded = async (connection: Redis, ready: Promise<unknown>) => {
+    // An unreachable Redis must not stop Intake from starting: the cache works without it
+    // and the connections keep retrying in the background.
+    connection.connect().catch(() => {});
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      ready,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 2_500);
+      }),
+      new Promise<void>((resolve) => connection.once("end", resolve)),
+      new Promise<void>((resolve) => connection.once("error", () => resolve())),
+    ]);
+    clearTimeout(timer);
+  };
+  await Promise.all([
+    connectBounded(command, new Promise((resolve) => command.once("ready", resolve))),
+    connectBounded(subscriber, subscribedOnce),
+  ]);
+  if (!commandReady() || !subscribed) warn("cache: redis not reachable at start; running on the in-process tier");
+
+  const quit = async (connection: Redis) => {
+    if (connection.status !== "ready") {
+      connection.disconnect();
+      return;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      connection.quit().catch(() => {}),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, commandTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    connection.disconnect();
+  };
+
+  return {
+    kind: "redis",
+
+    namespace<V>(name: string, nsOptions: NamespaceOptions): CacheNamespace<V> {
+      checkNamespace(name, nsOptions);
+      const existing = namespaces.get(name);
+      if (existing) {
+        if (!sameOptions(existing.options, nsOptions))
+          throw new Error(`cache namespace ${name} already exists with other options`);
+        return existing.view as CacheNamespace<V>;
+      }
+      const registered = createNamespace<V>(name, nsOptions);
+      namespaces.set(name, registered);
+      return registered.view as CacheNamespace<V>;
+    },
+
+    stats: () => ({ ...stats }),
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const waiter of [...waiters.values()]) waiter.done();
+      await Promise.all([quit(command), quit(subscriber)]);
+    },
+  };
+}
