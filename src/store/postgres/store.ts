@@ -1,0 +1,438 @@
+/**
+ * The Store port on PostgreSQL through drizzle's bun-sql driver (Bun's built-in client and
+ * pool). Several Intake instances may share the database, so every invariant is held by the
+ * database itself: unique indexes, one transaction per batch, a tenant row lock for revocation.
+ */
+import { join } from "node:path";
+import { SQL as BunSQL } from "bun";
+import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
+import { migrate } from "drizzle-orm/bun-sql/migrator";
+import { DomainError } from "../../domain/errors.ts";
+import type { TokenRecord } from "../../domain/types.ts";
+import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, Store } from "../ports.ts";
+import { apiTokens, events, services, tenants } from "./schema.ts";
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database` */
+  url: string;
+  /** Pool size; Bun's default (10) when omitted. */
+  max?: number;
+}
+
+/** Resolved from this file, not the cwd, so `migrate()` works wherever the process starts. */
+const MIGRATIONS_FOLDER = join(import.meta.dir, "../../../drizzle/postgres");
+
+/** pg_advisory_lock key: instances starting together apply migrations one at a time. */
+const MIGRATION_LOCK_KEY = 0x1a7a4e;
+
+/**
+ * Seconds to wait for a connection. Bun's default is 30 s; a request that cannot get a
+ * connection should turn into a 503 well before a client or load balancer gives up on it.
+ */
+const CONNECTION_TIMEOUT_SECONDS = 10;
+
+/** Errors Bun raises itself when it cannot reach, authenticate to, or keep a connection to the server. */
+const CLIENT_UNAVAILABLE = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
+  "ERR_POSTGRES_TLS_NOT_AVAILABLE",
+  "ERR_POSTGRES_TLS_UPGRADE_FAILED",
+  "ERR_POSTGRES_AUTHENTICATION_FAILED_PBKDF",
+  "ERR_POSTGRES_UNKNOWN_AUTHENTICATION_METHOD",
+  "ERR_POSTGRES_UNSUPPORTED_AUTHENTICATION_METHOD",
+  "ERR_POSTGRES_SASL_SIGNATURE_MISMATCH",
+]);
+
+/**
+ * SQLSTATEs of a server that is there but cannot serve: connection exceptions (08), failed
+ * login (28), missing database (3D000), out of connections/disk/memory (53), shutting down
+ * or starting up (57P01..57P03).
+ */
+function isServerUnavailable(sqlState: string): boolean {
+  return (
+    sqlState.startsWith("08") ||
+    sqlState.startsWith("28") ||
+    sqlState.startsWith("53") ||
+    sqlState === "3D000" ||
+    sqlState === "57P01" ||
+    sqlState === "57P02" ||
+    sqlState === "57P03"
+  );
+}
+
+function isUnavailable(error: unknown): boolean {
+  // drizzle wraps driver errors in DrizzleQueryError; the client's error is its cause.
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (!(e instanceof BunSQL.PostgresError)) continue;
+    if (CLIENT_UNAVAILABLE.has(e.code)) return true;
+    if (e.errno !== undefined && isServerUnavailable(e.errno)) return true;
+  }
+  return false;
+}
+
+function mapError(error: unknown): unknown {
+  if (error instanceof DomainError || !isUnavailable(error)) return error;
+  return new DomainError("unavailable", "The store cannot be reached.", undefined, { cause: error });
+}
+
+/** Translates connection-level failures; programming errors propagate untouched. */
+async function guard<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw mapError(error);
+  }
+}
+
+function pageCondition(idColumn: Column, query: PageQuery): SQL | undefined {
+  return query.before === undefined ? undefined : lt(idColumn, query.before);
+}
+
+function isActiveOwner(token: TokenRecord, now: number): boolean {
+  return (
+    token.role === "owner" &&
+    token.scope === "read_write" &&
+    token.revokedAt === null &&
+    (token.expiresAt === null || token.expiresAt > now)
+  );
+}
+
+function buildStatements(db: BunSQLDatabase) {
+  const p = sql.placeholder;
+  // Built once; Bun's client also keeps a server-side prepared statement per connection for each text.
+  return {
+    tenantGet: db
+      .select()
+      .from(tenants)
+      .where(eq(tenants.id, p("id")))
+      .prepare("tenant_get"),
+    tokenByDigest: db
+      .select()
+      .from(apiTokens)
+      .where(eq(apiTokens.digest, p("digest")))
+      .prepare("token_by_digest"),
+    serviceById: db
+      .select()
+      .from(services)
+      .where(eq(services.id, p("id")))
+      .prepare("service_by_id"),
+  };
+}
+
+const eventConflictTarget = [events.serviceId, events.idempotencyKey];
+
+/**
+ * Connects lazily: the first query opens the pool. Every method rejects with
+ * `DomainError("unavailable")` when the server cannot be reached. Call `migrate()` first.
+ */
+export function createPostgresStore(options: PostgresStoreOptions): Store {
+  const client = new BunSQL(options.url, {
+    ...(options.max === undefined ? {} : { max: options.max }),
+    connectionTimeout: CONNECTION_TIMEOUT_SECONDS,
+  });
+  const db = drizzle({ client });
+  const statements = buildStatements(db);
+
+  async function insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
+    if (batch.length === 0) return [];
+    const rows = batch.map((e) => ({ ...e }));
+
+    // Without idempotency keys nothing can conflict: one multi-row INSERT is already atomic
+    // and durable at commit, no explicit transaction (two fewer round trips) needed.
+    if (batch.every((e) => e.idempotencyKey === null)) {
+      await db.insert(events).values(rows);
+      return batch.map(() => ({ kind: "inserted" }));
+    }
+
+    return db.transaction(async (tx) => {
+      // VALUES rows are inserted in order, so of two rows with the same key the first wins.
+      const inserted = await tx
+        .insert(events)
+        .values(rows)
+        .onConflictDoNothing({ target: eventConflictTarget })
+        .returning({ id: events.id });
+      const insertedIds = new Set(inserted.map((r) => r.id));
+      // Only a keyed row can be skipped: any other conflict (an id clash) raised instead.
+      const skipped = batch.flatMap((e) =>
+        insertedIds.has(e.id) || e.idempotencyKey === null ? [] : [{ ...e, idempotencyKey: e.idempotencyKey }],
+      );
+
+      // A separate statement takes a fresh snapshot (READ COMMITTED): it sees the row of a
+      // concurrent batch whose commit the INSERT waited for, and this batch's own rows.
+      const firsts = new Map<string, { id: string; receivedAt: number }>();
+      if (skipped.length > 0) {
+        const found = await tx
+          .select({
+            id: events.id,
+            serviceId: events.serviceId,
+            idempotencyKey: events.idempotencyKey,
+            receivedAt: events.receivedAt,
+          })
+          .from(events)
+          .where(
+            or(
+              ...skipped.map((e) =>
+                and(eq(events.serviceId, e.serviceId), eq(events.idempotencyKey, e.idempotencyKey)),
+              ),
+            ),
+          );
+        for (const row of found) firsts.set(keyOf(row.serviceId, row.idempotencyKey), row);
+      }
+
+      return batch.map((event): InsertEventResult => {
+        if (insertedIds.has(event.id)) return { kind: "inserted" };
+        const first = firsts.get(keyOf(event.serviceId, event.idempotencyKey));
+        // Throwing rolls the whole batch back, as the port promises.
+        if (!first) throw new Error("insertBatch: an event was neither inserted nor a duplicate");
+        return { kind: "duplicate", id: first.id, receivedAt: first.receivedAt };
+      });
+    });
+  }
+
+  return {
+    dialect: "postgres",
+
+    tenants: {
+      get: (id) => guard(async () => (await statements.tenantGet.execute({ id }))[0] ?? null),
+      rename: (id, name) =>
+        guard(async () => (await db.update(tenants).set({ name }).where(eq(tenants.id, id)).returning())[0] ?? null),
+    },
+
+    tokens: {
+      findByDigest: (digest) => guard(async () => (await statements.tokenByDigest.execute({ digest }))[0] ?? null),
+
+      get: (tenantId, id) =>
+        guard(
+          async () =>
+            (
+              await db
+                .select()
+                .from(apiTokens)
+                .where(and(eq(apiTokens.tenantId, tenantId), eq(apiTokens.id, id)))
+            )[0] ?? null,
+        ),
+
+      list: (tenantId, query) =>
+        guard(() =>
+          db
+            .select()
+            .from(apiTokens)
+            .where(
+              and(
+                eq(apiTokens.tenantId, tenantId),
+                query.includeRevoked ? undefined : isNull(apiTokens.revokedAt),
+                pageCondition(apiTokens.id, query),
+              ),
+            )
+            .orderBy(desc(apiTokens.id))
+            .limit(query.limit),
+        ),
+
+      insert: (record) =>
+        guard(async () => {
+          // Only the prefix is a conflict the caller can act on (mint again); a clash on id
+          // or digest is a bug and still throws.
+          const rows = await db
+            .insert(apiTokens)
+            .values(record)
+            .onConflictDoNothing({ target: apiTokens.prefix })
+            .returning({ id: apiTokens.id });
+          return rows.length > 0 ? "ok" : "prefix_taken";
+        }),
+
+      revoke: (tenantId, id, now) =>
+        guard(() =>
+          db.transaction(async (tx): Promise<RevokeOutcome> => {
+            // Serializes revocations per tenant across every instance: the "is another owner
+            // active?" check below cannot interleave with a concurrent revoke. NO KEY UPDATE,
+            // not UPDATE, so that inserts referencing the tenant (FK KEY SHARE) are not blocked.
+            const locked = await tx
+              .select({ id: tenants.id })
+              .from(tenants)
+              .where(eq(tenants.id, tenantId))
+              .for("no key update");
+            if (locked.length === 0) return { kind: "not_found" };
+
+            const [target] = await tx
+              .select()
+              .from(apiTokens)
+              .where(and(eq(apiTokens.tenantId, tenantId), eq(apiTokens.id, id)));
+            if (!target) return { kind: "not_found" };
+            if (target.revokedAt !== null) return { kind: "already_revoked", record: target };
+            if (isActiveOwner(target, now)) {
+              const others = await tx
+                .select({ id: apiTokens.id })
+                .from(apiTokens)
+                .where(
+                  and(
+                    eq(apiTokens.tenantId, tenantId),
+                    ne(apiTokens.id, id),
+                    eq(apiTokens.role, "owner"),
+                    eq(apiTokens.scope, "read_write"),
+                    isNull(apiTokens.revokedAt),
+                    or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
+                  ),
+                )
+                .limit(1);
+              if (others.length === 0) return { kind: "last_owner" };
+            }
+            const [record] = await tx
+              .update(apiTokens)
+              .set({ revokedAt: now })
+              .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)))
+              .returning();
+            if (!record) throw new Error("revoke: the token changed under the tenant lock");
+            return { kind: "revoked", record };
+          }),
+        ),
+
+      touchLastUsed: (updates) =>
+        guard(async () => {
+          // Keep the latest time per token, then update in id order so that two instances
+          // flushing overlapping sets lock rows in the same order and cannot deadlock.
+          const latest = new Map<string, number>();
+          for (const u of updates) latest.set(u.id, Math.max(u.at, latest.get(u.id) ?? u.at));
+          const ids = [...latest.keys()].sort();
+          if (ids.length === 0) return;
+          const at = sql.join(
+            ids.map((id) => sql`when ${id} then ${latest.get(id)}::bigint`),
+            sql` `,
+          );
+          const newTime = sql`(case ${apiTokens.id} ${at} end)`;
+          // Never moves last_used_at backwards: instances flush their buffers in any order.
+          await db
+            .update(apiTokens)
+            .set({ lastUsedAt: newTime })
+            .where(
+              and(inArray(apiTokens.id, ids), or(isNull(apiTokens.lastUsedAt), lt(apiTokens.lastUsedAt, newTime))),
+            );
+        }),
+    },
+
+    services: {
+      insert: (record) =>
+        guard(async () => {
+          const rows = await db
+            .insert(services)
+            .values(record)
+            .onConflictDoNothing({ target: [services.tenantId, services.serviceName] })
+            .returning({ id: services.id });
+          return rows.length > 0 ? "ok" : "name_taken";
+        }),
+
+      get: (tenantId, id) =>
+        guard(
+          async () =>
+            (
+              await db
+                .select()
+                .from(services)
+                .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+            )[0] ?? null,
+        ),
+
+      getById: (id) => guard(async () => (await statements.serviceById.execute({ id }))[0] ?? null),
+
+      list: (tenantId, query) =>
+        guard(() =>
+          db
+            .select()
+            .from(services)
+            .where(and(eq(services.tenantId, tenantId), pageCondition(services.id, query)))
+            .orderBy(desc(services.id))
+            .limit(query.limit),
+        ),
+
+      setMonitored: (tenantId, id, isMonitored, now) =>
+        guard(
+          async () =>
+            (
+              await db
+                .update(services)
+                .set({ isMonitored, updatedAt: now })
+                .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+                .returning()
+            )[0] ?? null,
+        ),
+
+      rotateSecret: (tenantId, id, rotation) =>
+        guard(
+          async () =>
+            (
+              await db
+                .update(services)
+                .set({
+                  // The right-hand side of SET reads the row as it was before the UPDATE.
+                  previousSecretCiphertext: sql`${services.secretCiphertext}`,
+                  secretCiphertext: rotation.ciphertext,
+                  signingSecretPrefix: rotation.prefix,
+                  secretRotatedAt: rotation.rotatedAt,
+                  previousSecretExpiresAt: rotation.previousExpiresAt,
+                  updatedAt: rotation.rotatedAt,
+                })
+                .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+                .returning()
+            )[0] ?? null,
+        ),
+
+      // Events go with it through ON DELETE CASCADE, in the same statement's transaction.
+      delete: (tenantId, id) =>
+        guard(async () => {
+          const rows = await db
+            .delete(services)
+            .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+            .returning({ id: services.id });
+          return rows.length > 0;
+        }),
+    },
+
+    events: {
+      insertBatch: (batch) => guard(() => insertBatch(batch)),
+      list: (serviceId, query) =>
+        guard(() =>
+          db
+            .select()
+            .from(events)
+            .where(and(eq(events.serviceId, serviceId), pageCondition(events.id, query)))
+            .orderBy(desc(events.id))
+            .limit(query.limit),
+        ),
+    },
+
+    createTenant: (tenant, firstToken) =>
+      guard(() =>
+        db.transaction(async (tx) => {
+          await tx.insert(tenants).values(tenant);
+          await tx.insert(apiTokens).values(firstToken);
+        }),
+      ),
+
+    migrate: () =>
+      guard(async () => {
+        // The advisory lock is per session, so the lock, the migration and the unlock must
+        // share one connection: reserve it from the pool.
+        const reserved = await client.reserve();
+        try {
+          await reserved.unsafe("select pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
+          try {
+            await migrate(drizzle({ client: reserved }), { migrationsFolder: MIGRATIONS_FOLDER });
+          } finally {
+            await reserved.unsafe("select pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
+          }
+        } finally {
+          await reserved.release();
+        }
+      }),
+
+    close: () => client.close(),
+  };
+}
+
+function keyOf(serviceId: string, idempotencyKey: string | null): string {
+  return JSON.stringify([serviceId, idempotencyKey]);
+}
