@@ -189,6 +189,8 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
   };
 
   subscriber.on("close", () => {
+    if (subscribed && !closed)
+      warn("cache: invalidation channel lost; in-process entries are unconfirmed until it is back", { l1TtlMs });
     subscribed = false;
     subscriberEpoch += 1;
   });
@@ -207,6 +209,7 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
         // Invalidations sent while this connection was down were missed: everything held
         // in process may be stale, so drop it all (in-flight fills included).
         resetL1();
+        if (stats.l1Resets > 1) logger.info("cache: invalidation channel back; in-process entries dropped");
         firstSubscription();
       },
       (error: unknown) => {
