@@ -534,6 +534,30 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         ]);
       });
 
+      test("a batch too large for one SQL statement is still stored whole, duplicates decided across it", async () => {
+        const service = await seedService();
+        // 14,000 rows x 5 columns is more bind parameters than one PostgreSQL statement takes.
+        const bulk = Array.from({ length: 14_000 }, () =>
+          newEvent(service.id, { payload: new Uint8Array([123, 125]) }),
+        );
+        const bulkResults = await store.events.insertBatch(bulk);
+        expect(bulkResults.every((r) => r.kind === "inserted")).toBe(true);
+
+        const keyed = Array.from({ length: 2_000 }, (_, i) => newEvent(service.id, { idempotencyKey: `k-${i}` }));
+        const repeats = keyed.slice(0, 100).map((e) => newEvent(service.id, { idempotencyKey: e.idempotencyKey }));
+        const results = await store.events.insertBatch([...keyed, ...repeats]);
+        expect(results.slice(0, 2_000).every((r) => r.kind === "inserted")).toBe(true);
+        expect(results.slice(2_000)).toEqual(
+          keyed.slice(0, 100).map((e) => ({ kind: "duplicate", id: e.id, receivedAt: NOW })),
+        );
+
+        const orphan = newEvent(newId());
+        const failing = [...Array.from({ length: 2_500 }, () => newEvent(service.id)), orphan];
+        await expect(store.events.insertBatch(failing)).rejects.toThrow();
+        const newest = await store.events.list(service.id, { limit: 1 });
+        expect(newest[0]?.id).toBe(keyed.at(-1)?.id);
+      });
+
       test("an empty batch is a no-op", async () => {
         expect(await store.events.insertBatch([])).toEqual([]);
       });

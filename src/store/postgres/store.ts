@@ -127,6 +127,19 @@ function buildStatements(db: BunSQLDatabase) {
 const eventConflictTarget = [events.serviceId, events.idempotencyKey];
 
 /**
+ * Rows per multi-row statement: PostgreSQL's protocol caps a statement at 65,535 bind
+ * parameters (5 per event row, 2 per duplicate lookup), so a very large group is split, still
+ * inside one transaction.
+ */
+const ROWS_PER_STATEMENT = 1_000;
+
+function chunksOf<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
+}
+
+/**
  * Connects lazily: the first query opens the pool. Every method rejects with
  * `DomainError("unavailable")` when the server cannot be reached. Call `migrate()` first.
  */
@@ -134,6 +147,11 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
   const client = new BunSQL(options.url, {
     ...(options.max === undefined ? {} : { max: options.max }),
     connectionTimeout: CONNECTION_TIMEOUT_SECONDS,
+    connection: {
+      application_name: "intake",
+      // A commit (the 202 of an ingest) must mean durable, whatever the server's default says.
+      synchronous_commit: "on",
+    },
   });
   const db = drizzle({ client });
   const statements = buildStatements(db);
@@ -144,28 +162,35 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
 
     // Without idempotency keys nothing can conflict: one multi-row INSERT is already atomic
     // and durable at commit, no explicit transaction (two fewer round trips) needed.
-    if (batch.every((e) => e.idempotencyKey === null)) {
+    if (rows.length <= ROWS_PER_STATEMENT && batch.every((e) => e.idempotencyKey === null)) {
       await db.insert(events).values(rows);
       return batch.map(() => ({ kind: "inserted" }));
     }
 
     return db.transaction(async (tx) => {
-      // VALUES rows are inserted in order, so of two rows with the same key the first wins.
-      const inserted = await tx
-        .insert(events)
-        .values(rows)
-        .onConflictDoNothing({ target: eventConflictTarget })
-        .returning({ id: events.id });
-      const insertedIds = new Set(inserted.map((r) => r.id));
+      // VALUES rows are inserted in order (and chunks one after the other), so of two rows
+      // with the same key the first wins.
+      const insertedIds = new Set<string>();
+      for (const chunk of chunksOf(rows, ROWS_PER_STATEMENT)) {
+        const inserted = await tx
+          .insert(events)
+          .values(chunk)
+          .onConflictDoNothing({ target: eventConflictTarget })
+          .returning({ id: events.id });
+        for (const row of inserted) insertedIds.add(row.id);
+      }
+
       // Only a keyed row can be skipped: any other conflict (an id clash) raised instead.
-      const skipped = batch.flatMap((e) =>
-        insertedIds.has(e.id) || e.idempotencyKey === null ? [] : [{ ...e, idempotencyKey: e.idempotencyKey }],
-      );
+      const skipped = new Map<string, { serviceId: string; idempotencyKey: string }>();
+      for (const e of batch) {
+        if (insertedIds.has(e.id) || e.idempotencyKey === null) continue;
+        skipped.set(keyOf(e.serviceId, e.idempotencyKey), { serviceId: e.serviceId, idempotencyKey: e.idempotencyKey });
+      }
 
       // A separate statement takes a fresh snapshot (READ COMMITTED): it sees the row of a
       // concurrent batch whose commit the INSERT waited for, and this batch's own rows.
       const firsts = new Map<string, { id: string; receivedAt: number }>();
-      if (skipped.length > 0) {
+      for (const chunk of chunksOf([...skipped.values()], ROWS_PER_STATEMENT)) {
         const found = await tx
           .select({
             id: events.id,
@@ -176,9 +201,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
           .from(events)
           .where(
             or(
-              ...skipped.map((e) =>
-                and(eq(events.serviceId, e.serviceId), eq(events.idempotencyKey, e.idempotencyKey)),
-              ),
+              ...chunk.map((e) => and(eq(events.serviceId, e.serviceId), eq(events.idempotencyKey, e.idempotencyKey))),
             ),
           );
         for (const row of found) firsts.set(keyOf(row.serviceId, row.idempotencyKey), row);
