@@ -7,6 +7,7 @@ import type { Cache } from "./cache/ports.ts";
 import type { Config, KeyMaterial } from "./config.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
 import { createIdGenerator } from "./domain/ids.ts";
+import { createIngest } from "./domain/ingest.ts";
 import { createSealer } from "./domain/sealing.ts";
 import { createServices, type SigningMaterial } from "./domain/services.ts";
 import { createTenants } from "./domain/tenant.ts";
@@ -18,6 +19,7 @@ import type { Logger } from "./logger.ts";
 import { createAdmission } from "./rpc/admission.ts";
 import { createApiTokenServiceImpl } from "./rpc/api-tokens.ts";
 import { createHealthImpl } from "./rpc/health.ts";
+import { createIngestImpl } from "./rpc/ingest.ts";
 import { createServiceRegistryImpl } from "./rpc/services.ts";
 import { createTenantImpl } from "./rpc/tenant.ts";
 import type { Store } from "./store/ports.ts";
@@ -88,7 +90,18 @@ export function createDomain(deps: {
     rotationGraceMs: config.rotationGraceSeconds * 1000,
   });
   const tenants = createTenants({ store });
-  return { tokens, services, tenants, signingCache, newId };
+  const ingest = createIngest({
+    store,
+    signingCache,
+    sealer: createSealer(keys.secretsKey),
+    clock,
+    newId,
+    logger,
+    toleranceSeconds: config.signatureToleranceSeconds,
+    maxEventBytes: config.maxEventBytes,
+    commit: config.ingestCommit,
+  });
+  return { tokens, services, tenants, ingest, signingCache, newId };
 }
 
 export type Domain = ReturnType<typeof createDomain>;
@@ -105,6 +118,7 @@ export async function createApp(options: AppOptions) {
     services: createServiceRegistryImpl({ services: domain.services, logger }),
     tenant: createTenantImpl({ tenants: domain.tenants, logger }),
     health: createHealthImpl(config.version),
+    ingest: createIngestImpl({ ingest: domain.ingest, logger }),
   };
   const gateway = await createGateway({ impls, admission, logger });
 
@@ -113,6 +127,8 @@ export async function createApp(options: AppOptions) {
     if (closed) return;
     closed = true;
     await domain.tokens.flushLastUsed();
+    // Queued events are committed (and their senders answered) before the store closes.
+    await domain.ingest.close();
     await cache.close();
     await store.close();
   }

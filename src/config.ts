@@ -28,6 +28,11 @@ export interface Config {
   rotationGraceSeconds: number;
   signatureToleranceSeconds: number;
   maxEventBytes: number;
+  /**
+   * INTAKE_INGEST_COMMIT: `group` (default) lets concurrent events share one commit;
+   * `per_request` commits each event alone (the benchmark's baseline). Both ack after commit.
+   */
+  ingestCommit: "group" | "per_request";
   /** `GET /openapi.json` and `GET /docs`. */
   apiDocs: boolean;
   version: string;
@@ -126,6 +131,9 @@ export function parseConfig(env: Env): Config {
   // It becomes part of keys and channel names: no spaces or glob characters (SCAN/PSUBSCRIBE).
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(redisKeyPrefix))
     problems.push("INTAKE_REDIS_KEY_PREFIX must be 1 to 64 of A-Z a-z 0-9 _ . : -");
+  const ingestCommitRaw = env.INTAKE_INGEST_COMMIT || "group";
+  if (ingestCommitRaw !== "group" && ingestCommitRaw !== "per_request")
+    problems.push(`INTAKE_INGEST_COMMIT must be group or per_request (got "${ingestCommitRaw}")`);
   const apiDocsRaw = env.INTAKE_API_DOCS ?? "true";
   if (apiDocsRaw !== "true" && apiDocsRaw !== "false") problems.push("INTAKE_API_DOCS must be true or false");
   const config: Config = {
@@ -141,6 +149,7 @@ export function parseConfig(env: Env): Config {
     rotationGraceSeconds: integer(env, "INTAKE_ROTATION_GRACE_SECONDS", 86400, 0, 31_536_000, problems),
     signatureToleranceSeconds: integer(env, "INTAKE_SIGNATURE_TOLERANCE_SECONDS", 300, 1, 86_400, problems),
     maxEventBytes: integer(env, "INTAKE_MAX_EVENT_BYTES", 262144, 2, 64 * 1024 * 1024, problems),
+    ingestCommit: ingestCommitRaw === "per_request" ? "per_request" : "group",
     apiDocs: apiDocsRaw !== "false",
     version: version(env),
   };

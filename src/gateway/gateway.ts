@@ -11,6 +11,7 @@ import { errorResponse, responseForError, validationIssues } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
 import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
 import type { Impls } from "./impls.ts";
+import { ingestRoutes } from "./ingest.ts";
 import { createKit } from "./kit.ts";
 import { serviceRoutes } from "./services.ts";
 import { tenantRoutes } from "./tenant.ts";
@@ -81,7 +82,8 @@ export async function createGateway(deps: GatewayDeps) {
     .use(await healthRoutes(impls))
     .use(tenantRoutes(impls, kit))
     .use(apiTokenRoutes(impls, kit))
-    .use(serviceRoutes(impls, kit));
+    .use(serviceRoutes(impls, kit))
+    .use(ingestRoutes(impls, kit));
 
   return app;
 }

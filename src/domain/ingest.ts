@@ -1,0 +1,244 @@
+/**
+ * Ingest (SPEC §4): signed events from senders, durably stored, and listed back verbatim.
+ *
+ * Check order: 413 (size) → 401 invalid_signature → 409 ingestion_paused → 400 invalid_request.
+ * Every 401 carries the same code and message, whatever went wrong (unknown service, missing,
+ * malformed, stale or wrong signature), so the answer is no oracle for ids or secrets.
+ */
+import type { CacheNamespace } from "../cache/ports.ts";
+import type { Logger } from "../logger.ts";
+import type { InsertEventResult, NewEvent, Store } from "../store/ports.ts";
+import { DomainError, invalid, notFound } from "./errors.ts";
+import { createGroupCommitter } from "./group-commit.ts";
+import { parseId } from "./ids.ts";
+import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
+import type { Sealer } from "./sealing.ts";
+import { type SigningMaterial, signingMaterial } from "./services.ts";
+import { verifySignature } from "./signing.ts";
+import type { Clock, EventRecord, Principal } from "./types.ts";
+
+export type IngestCommitMode = "group" | "per_request";
+
+export interface IngestDeps {
+  store: Store;
+  /** The namespace services.ts invalidates on PATCH, rotation and DELETE. */
+  signingCache: CacheNamespace<SigningMaterial>;
+  sealer: Sealer;
+  clock: Clock;
+  newId: () => string;
+  logger: Logger;
+  /** INTAKE_SIGNATURE_TOLERANCE_SECONDS. */
+  toleranceSeconds: number;
+  /** INTAKE_MAX_EVENT_BYTES. */
+  maxEventBytes: number;
+  /** INTAKE_INGEST_COMMIT: `per_request` commits each event alone (the benchmark's baseline). */
+  commit?: IngestCommitMode;
+  /** Group commit tuning; the defaults suit SQLite and PostgreSQL alike. */
+  maxBatch?: number;
+  maxDelayMs?: number;
+}
+
+export interface IngestInput {
+  /** As sent: `svc_` + 32 hex. */
+  serviceId: string;
+  /** The X-Service-Signature value; empty or absent is a 401 like any other bad signature. */
+  signature: string | null | undefined;
+  /** The exact bytes received. */
+  payload: Uint8Array;
+  idempotencyKey?: string | null | undefined;
+}
+
+export interface IngestResult {
+  /** Raw 32 hex (the event's, or the first event's for a duplicate). */
+  id: string;
+  receivedAt: number;
+  duplicate: boolean;
+}
+
+const INVALID_SIGNATURE = "The X-Service-Signature header is missing, malformed, stale or does not match.";
+// Visible ASCII (VCHAR, %x21-7E): what survives every proxy and log unchanged.
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+// ignoreBOM keeps a leading U+FEFF in the text, so JSON.parse rejects it: a BOM embedded
+// verbatim in a listing would make the listing invalid JSON.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** Opened secrets kept in process; the bound is far above any realistic service count per instance. */
+const OPENED_SECRETS_MAX = 10_000;
+const DEFAULT_MAX_BATCH = 256;
+const DEFAULT_MAX_DELAY_MS = 1;
+
+function invalidSignature(): DomainError {
+  return new DomainError("invalid_signature", INVALID_SIGNATURE);
+}
+
+/** A UTF-8 JSON object, or the 400 that says why not. */
+function checkPayload(payload: Uint8Array): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(payload));
+  } catch {
+    throw invalid("body", "must be valid UTF-8 JSON");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalid("body", "must be a JSON object");
+  }
+}
+
+type Outcome = InsertEventResult | { kind: "failed"; error: unknown };
+
+export function createIngest(deps: IngestDeps) {
+  const { store, signingCache, sealer, clock, logger } = deps;
+
+  // Opening a sealed secret is an AES-GCM decryption per request otherwise. Keyed by service
+  // AND sealed value: the AAD binds a ciphertext to its service, and a shared cache tier must
+  // not be able to make one service's ciphertext verify for another.
+  const opened = new Map<string, string>();
+  function openSecret(serviceId: string, sealed: string): string {
+    const key = `${serviceId}:${sealed}`;
+    let secret = opened.get(key);
+    if (secret === undefined) {
+      secret = sealer.open(sealed, serviceId);
+      if (opened.size >= OPENED_SECRETS_MAX) {
+        const oldest = opened.keys().next();
+        if (!oldest.done) opened.delete(oldest.value);
+      }
+      opened.set(key, secret);
+    }
+    return secret;
+  }
+
+  async function loadMaterial(rawId: string): Promise<SigningMaterial | null> {
+    const record = await store.services.getById(rawId);
+    return record ? signingMaterial(record) : null;
+  }
+
+  /** Verification material by raw id; synchronous when this instance has it cached. */
+  function material(rawId: string): SigningMaterial | null | Promise<SigningMaterial | null> {
+    const hit = signingCache.peek(rawId);
+    if (hit !== undefined) return hit;
+    return signingCache.getOrLoad(rawId, () => loadMaterial(rawId));
+  }
+
+  /**
+   * The 401 for a service that cannot be ingested into, decided before its body is read (SPEC
+   * §4 allows it): garbage ids cost no body transfer. Synchronous on a cache hit.
+   */
+  function admitService(serviceId: string): void | Promise<void> {
+    const rawId = parseId("svc", serviceId);
+    if (rawId === null) throw invalidSignature();
+    const found = material(rawId);
+    if (found instanceof Promise) {
+      return found.then((m) => {
+        if (m === null) throw invalidSignature();
+      });
+    }
+    if (found === null) throw invalidSignature();
+  }
+
+  /**
+   * A failed batch is retried one event at a time unless the store is unavailable: one bad
+   * event (its service deleted since it verified, so its foreign key fails) must not take
+   * down the other senders' events that happened to share its transaction.
+   */
+  async function flush(events: NewEvent[]): Promise<Outcome[]> {
+    try {
+      return await store.events.insertBatch(events);
+    } catch (error) {
+      if (events.length === 1 || (error instanceof DomainError && error.code === "unavailable")) {
+        return events.map(() => ({ kind: "failed", error }));
+      }
+      logger.warn("ingest batch failed; retrying its events one by one", { events: events.length, error });
+      const outcomes: Outcome[] = [];
+      for (const event of events) {
+        try {
+          const [result] = await store.events.insertBatch([event]);
+          outcomes.push(result ?? { kind: "failed", error: new Error("insertBatch returned no result") });
+        } catch (single) {
+          outcomes.push({ kind: "failed", error: single });
+        }
+      }
+      return outcomes;
+    }
+  }
+
+  const committer =
+    deps.commit === "per_request"
+      ? null
+      : createGroupCommitter<NewEvent, Outcome>({
+          maxBatch: deps.maxBatch ?? DEFAULT_MAX_BATCH,
+          maxDelayMs: deps.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
+          flush,
+        });
+
+  /** Turns a store failure into what the sender should see. */
+  async function failure(event: NewEvent, error: unknown): Promise<never> {
+    if (error instanceof DomainError) throw error;
+    // The service was deleted between verification and commit: to the sender it is now
+    // simply unknown. Anything else is ours (500, logged by the rpc layer).
+    const service = await store.services.getById(event.serviceId).catch(() => undefined);
+    if (service === null) throw invalidSignature();
+    throw error;
+  }
+
+  async function commit(event: NewEvent): Promise<IngestResult> {
+    const outcome = committer ? await committer.submit(event) : (await flush([event]))[0];
+    if (!outcome) throw new Error("ingest: the store returned no result for the event");
+    if (outcome.kind === "failed") return failure(event, outcome.error);
+    if (outcome.kind === "duplicate") return { id: outcome.id, receivedAt: outcome.receivedAt, duplicate: true };
+    return { id: event.id, receivedAt: event.receivedAt, duplicate: false };
+  }
+
+  function accept(input: IngestInput, rawId: string, found: SigningMaterial | null): Promise<IngestResult> {
+    if (found === null) throw invalidSignature();
+    const now = clock.now();
+    // The previous secret verifies only while now < its expiry; the cache entry may outlive it.
+    const secrets = found.secrets
+      .filter((s) => s.expiresAt === null || now < s.expiresAt)
+      .map((s) => openSecret(rawId, s.sealed));
+    const verdict = verifySignature(
+      input.signature,
+      input.payload,
+      secrets,
+      Math.floor(now / 1000),
+      deps.toleranceSeconds,
+    );
+    if (!verdict.ok) throw invalidSignature();
+    if (!found.isMonitored) {
+      throw new DomainError("ingestion_paused", "Ingestion is paused for this service (is_monitored is false).");
+    }
+    const key = input.idempotencyKey ?? null;
+    if (key !== null && !IDEMPOTENCY_KEY.test(key)) {
+      throw invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters");
+    }
+    checkPayload(input.payload);
+    return commit({ id: deps.newId(), serviceId: rawId, receivedAt: now, idempotencyKey: key, payload: input.payload });
+  }
+
+  /** Resolves once the event is committed (durable), or with the first event of its Idempotency-Key. */
+  async function ingest(input: IngestInput): Promise<IngestResult> {
+    if (input.payload.length > deps.maxEventBytes) {
+      throw new DomainError("payload_too_large", `The body is larger than ${deps.maxEventBytes} bytes.`);
+    }
+    const rawId = parseId("svc", input.serviceId);
+    if (rawId === null) throw invalidSignature();
+    const found = material(rawId);
+    return accept(input, rawId, found instanceof Promise ? await found : found);
+  }
+
+  async function listEvents(principal: Principal, serviceId: string, request: PageRequest): Promise<Page<EventRecord>> {
+    const rawId = parseId("svc", serviceId);
+    // Another tenant's service is masked as not found.
+    if (rawId === null || !(await store.services.get(principal.tenantId, rawId))) throw notFound("service");
+    const { limit, before } = pageQuery(request);
+    const rows = await store.events.list(rawId, { limit: limit + 1, ...(before !== undefined && { before }) });
+    return toPage(rows, limit);
+  }
+
+  /** Commits whatever is queued; call before closing the store. */
+  async function close(): Promise<void> {
+    await committer?.drain();
+  }
+
+  return { ingest, admitService, listEvents, close, maxEventBytes: deps.maxEventBytes };
+}
+
+export type Ingest = ReturnType<typeof createIngest>;

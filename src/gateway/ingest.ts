@@ -1,0 +1,142 @@
+/**
+ * Ingest routes (SPEC §4). The ingest route takes the body unparsed: the signature covers the
+ * exact bytes, so they are read once (capped), verified, and stored as they came. The events
+ * listing embeds each stored payload verbatim by concatenating bytes, never re-serializing.
+ */
+import { create } from "@bufbuild/protobuf";
+import { createContextValues } from "@connectrpc/connect";
+import { Elysia, t } from "elysia";
+import {
+  IngestRequestSchema,
+  ListEventsRequestSchema,
+  type ListEventsResponse,
+} from "../../gen/intake/v1/ingest_pb.ts";
+import { connectErrorFor } from "../rpc/errors.ts";
+import { ELYSIA_SETTINGS, JSON_TYPE, json, readCapped } from "./http.ts";
+import type { Impls } from "./impls.ts";
+import type { Kit } from "./kit.ts";
+import { bearerSecurity, responses } from "./responses.ts";
+import { IdParams, listOf, PageQuery, ServiceId } from "./schemas.ts";
+import { iso } from "./serialize.ts";
+
+const EventId = t.String({ description: "evt_ + 32 hex", examples: ["evt_0193a1b2c3d4e5f60718293a4b5c6d7e"] });
+const receivedAt = t.String({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
+
+const AnyJsonObject = t.Object(
+  {},
+  { additionalProperties: true, description: "any JSON object, stored as the exact bytes received" },
+);
+
+export const IngestAccepted = t.Object({ id: EventId, received_at: receivedAt }, { description: "Stored durably" });
+
+export const IngestDuplicate = t.Object(
+  { id: EventId, received_at: receivedAt, duplicate: t.Literal(true) },
+  { description: "The Idempotency-Key was already used in this service: the first event; nothing new stored" },
+);
+
+export const EventRecordSchema = t.Object({
+  id: EventId,
+  service_id: ServiceId,
+  received_at: receivedAt,
+  idempotency_key: t.Union([t.String(), t.Null()]),
+  payload: t.Object({}, { additionalProperties: true, description: "the stored body, embedded verbatim" }),
+});
+
+// Documented only: every value is accepted here and judged in the domain, so that a bad
+// Idempotency-Key is a 400 only after the 401 and 409 checks (SPEC §4 order).
+const IngestHeaders = t.Object(
+  {
+    "x-service-signature": t.Optional(
+      t.String({
+        description:
+          "t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of `<t>.<raw body>` keyed with the whole whsec_ secret>[,v1=...] (Stripe's scheme)",
+        examples: ["t=1795860000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"],
+      }),
+    ),
+    "idempotency-key": t.Optional(
+      t.String({ description: "1..255 visible ASCII characters; a repeat within the service is a 200 duplicate" }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+const IngestParams = t.Object({ service_id: ServiceId });
+
+const utf8 = new TextEncoder();
+
+/** The listing as bytes: JSON text around each payload's stored bytes, which are already a JSON object. */
+function eventsBody(page: ListEventsResponse): Uint8Array {
+  const parts: Uint8Array[] = [utf8.encode('{"data":[')];
+  page.data.forEach((e, i) => {
+    const head =
+      `${i === 0 ? "" : ","}{"id":${JSON.stringify(e.id)},"service_id":${JSON.stringify(e.serviceId)},` +
+      `"received_at":${JSON.stringify(iso(e.receivedAt))},"idempotency_key":${JSON.stringify(e.idempotencyKey ?? null)},"payload":`;
+    parts.push(utf8.encode(head), e.payload, utf8.encode("}"));
+  });
+  parts.push(utf8.encode(`],"next_cursor":${JSON.stringify(page.nextCursor ?? null)}}`));
+  return Buffer.concat(parts);
+}
+
+export function ingestRoutes(impls: Impls, kit: Kit) {
+  const { ingest } = impls;
+  const limit = ingest.maxPayloadBytes;
+  return new Elysia({ ...ELYSIA_SETTINGS, name: "ingest" })
+    .post(
+      "/v1/ingest/:service_id",
+      async ({ request, params }) => {
+        // An unknown service is refused before its body is read (same 401 as a bad signature).
+        const early = ingest.admitService(params.service_id);
+        if (early) await early;
+        const payload = await readCapped(request, limit);
+        if (payload === null) throw connectErrorFor("payload_too_large", `The body is larger than ${limit} bytes.`);
+        const res = await ingest.ingest(
+          create(IngestRequestSchema, {
+            serviceId: params.service_id,
+            signature: request.headers.get("x-service-signature") ?? "",
+            payload,
+            idempotencyKey: request.headers.get("idempotency-key") ?? undefined,
+          }),
+          { values: createContextValues() },
+        );
+        if (res.duplicate) return json(200, { id: res.id, received_at: iso(res.receivedAt), duplicate: true });
+        return json(202, { id: res.id, received_at: iso(res.receivedAt) });
+      },
+      {
+        // Raw bytes: the signature covers them, and senders' Content-Types vary.
+        parse: "none",
+        params: IngestParams,
+        headers: IngestHeaders,
+        response: responses({ 202: IngestAccepted, 200: IngestDuplicate }, 400, 409, 413),
+        detail: {
+          summary: "Ingest a signed event (no bearer token: the signature is the credential)",
+          description:
+            "Checks in order: 413 payload_too_large → 401 invalid_signature → 409 ingestion_paused → 400 invalid_request. " +
+            "Any Content-Type is accepted; the body must be a UTF-8 JSON object. 202 only once the event is committed.",
+          tags: ["Ingest"],
+          security: [],
+          requestBody: {
+            required: true,
+            description: `A JSON object, at most INTAKE_MAX_EVENT_BYTES (this deployment: ${limit}) bytes`,
+            content: { "application/json": { schema: AnyJsonObject } },
+          },
+        },
+      },
+    )
+    .get(
+      "/v1/services/:id/events",
+      async ({ request, params, query }) => {
+        const res = await ingest.listEvents(
+          create(ListEventsRequestSchema, { serviceId: params.id, limit: query.limit, cursor: query.cursor }),
+          kit.call(request),
+        );
+        return new Response(eventsBody(res), { status: 200, headers: { "content-type": JSON_TYPE } });
+      },
+      {
+        ...kit.bearer("intake.v1.IngestService/ListEvents"),
+        params: IdParams,
+        query: PageQuery,
+        response: responses({ 200: listOf(EventRecordSchema) }, 400),
+        detail: { summary: "List a service's stored events, newest first", tags: ["Ingest"], security: bearerSecurity },
+      },
+    );
+}
