@@ -15,12 +15,29 @@ import { bearerSecurity, responses } from "./responses.ts";
 import { ApiTokenRecord, CreateApiTokenBody, CreatedApiToken, IdParams, listOf, TokenPageQuery } from "./schemas.ts";
 import { tokenJson } from "./serialize.ts";
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/** Date.parse rolls impossible dates over (Feb 30 → Mar 2): the fields must survive a round trip. */
+function isCalendarDateTime(match: RegExpExecArray): boolean {
+  const n = (group: number) => Number(match[group] ?? 0);
+  const wall = new Date(Date.UTC(n(1), n(2) - 1, n(3), n(4), n(5), n(6)));
+  return (
+    wall.getUTCFullYear() === n(1) &&
+    wall.getUTCMonth() === n(2) - 1 &&
+    wall.getUTCDate() === n(3) &&
+    wall.getUTCHours() === n(4) &&
+    wall.getUTCMinutes() === n(5) &&
+    wall.getUTCSeconds() === n(6) &&
+    n(8) <= 23 &&
+    n(9) <= 59
+  );
+}
 
 /** RFC 3339 with any offset → epoch ms; `null` = no expiry. */
 function expiresAtMs(value: string | null | undefined): number | null {
   if (value === undefined || value === null) return null;
-  const ms = RFC3339.test(value) ? Date.parse(value) : Number.NaN;
+  const match = RFC3339.exec(value);
+  const ms = match && isCalendarDateTime(match) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
     throw connectErrorFor("invalid_request", "The request is invalid.", [
       { field: "expires_at", message: "must be an RFC 3339 timestamp, e.g. 2026-12-31T23:59:59Z" },

@@ -41,7 +41,30 @@ function decodeJsonObject(raw: Uint8Array): unknown {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw connectErrorFor("invalid_request", "The body must be a JSON object.");
   }
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+    throw connectErrorFor("invalid_request", "The request is invalid.", [
+      { field: "body", message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` },
+    ]);
+  }
   return value;
+}
+
+/**
+ * Management bodies are flat objects. 64 KiB of brackets nest ~32k levels deep, which
+ * overflows the stack of the recursive schema validator and error formatter (a 500), so
+ * deeper values are refused first, with an iterative walk.
+ */
+const MAX_JSON_DEPTH = 32;
+
+function nestedDeeperThan(root: object, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [value, depth] = next;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 export function createKit(admission: Admission) {
@@ -77,7 +100,9 @@ export function createKit(admission: Admission) {
         transform: async (ctx: HookContext) => {
           const call = await admit(ctx, method);
           if (exists) await exists(call, ctx.params);
-          const raw = (ctx.body as Buffered | undefined)?.[RAW] ?? new Uint8Array(0);
+          // `null` is readCapped's "over the limit": it must not be mistaken for "no body".
+          const buffered = ctx.body as Buffered | undefined;
+          const raw = buffered === undefined ? new Uint8Array(0) : buffered[RAW];
           if (raw === null) {
             throw connectErrorFor("payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
           }

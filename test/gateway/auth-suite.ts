@@ -1,0 +1,307 @@
+/**
+ * The one auth suite every authenticated route runs (unkey's runCommonRouteTests): no header,
+ * garbage, bad checksum, unknown token, revoked, expired, a tok_ id as credential, read_only
+ * on a mutation, and another tenant's resource. Each route brings a `prepare` that builds a
+ * valid call, so the credential is the only thing wrong in each negative case.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { generateToken } from "../../src/domain/credentials.ts";
+import { createWorld, type Reply, type World } from "../support/harness.ts";
+
+export interface PreparedCall {
+  path: string;
+  body?: unknown;
+}
+
+export interface AuthRoute {
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  /** The path as the router declares it, e.g. `/v1/services/:id`. */
+  pattern: string;
+  /** POST/PATCH/DELETE: needs a read_write token. */
+  mutating: boolean;
+  /** The status of the prepared call made with the bootstrap owner token. */
+  ok: number;
+  /** Builds a valid call in this world (creating whatever it points at). */
+  prepare(world: World): Promise<PreparedCall>;
+  /**
+   * Routes naming a resource: the same call pointed at another tenant's resource, created with
+   * `otherToken` (which belongs to that tenant).
+   */
+  foreign?(world: World, otherToken: string): Promise<PreparedCall>;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+async function svc(world: World, token?: string): Promise<string> {
+  return (await world.createService(undefined, token)).id;
+}
+
+/** Every authenticated route of the /v1 surface. */
+export const AUTHENTICATED_ROUTES: AuthRoute[] = [
+  {
+    method: "GET",
+    pattern: "/v1/api_tokens",
+    mutating: false,
+    ok: 200,
+    prepare: async () => ({ path: "/v1/api_tokens" }),
+  },
+  {
+    method: "POST",
+    pattern: "/v1/api_tokens",
+    mutating: true,
+    ok: 201,
+    prepare: async () => ({ path: "/v1/api_tokens", body: { name: "ci" } }),
+  },
+  {
+    method: "GET",
+    pattern: "/v1/api_tokens/:id",
+    mutating: false,
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/api_tokens/${(await world.mint({ name: "target" })).id}` }),
+    foreign: async (world, other) => ({ path: `/v1/api_tokens/${(await world.mint({ name: "theirs" }, other)).id}` }),
+  },
+  {
+    method: "DELETE",
+    pattern: "/v1/api_tokens/:id",
+    mutating: true,
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/api_tokens/${(await world.mint({ name: "target" })).id}` }),
+    foreign: async (world, other) => ({ path: `/v1/api_tokens/${(await world.mint({ name: "theirs" }, other)).id}` }),
+  },
+  {
+    method: "GET",
+    pattern: "/v1/services",
+    mutating: false,
+    ok: 200,
+    prepare: async () => ({ path: "/v1/services" }),
+  },
+  {
+    method: "POST",
+    pattern: "/v1/services",
+    mutating: true,
+    ok: 201,
+    prepare: async () => ({ path: "/v1/services", body: { service_name: "billing" } }),
+  },
+  {
+    method: "GET",
+    pattern: "/v1/services/:id",
+    mutating: false,
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/services/${await svc(world)}` }),
+    foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}` }),
+  },
+  {
+    method: "PATCH",
+    pattern: "/v1/services/:id",
+    mutating: true,
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/services/${await svc(world)}`, body: { is_monitored: false } }),
+    foreign: async (world, other) => ({
+      path: `/v1/services/${await svc(world, other)}`,
+      body: { is_monitored: false },
+    }),
+  },
+  {
+    method: "DELETE",
+    pattern: "/v1/services/:id",
+    mutating: true,
+    ok: 204,
+    prepare: async (world) => ({ path: `/v1/services/${await svc(world)}` }),
+    foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}` }),
+  },
+  {
+    method: "POST",
+    pattern: "/v1/services/:id/secret_rotations",
+    mutating: true,
+    ok: 201,
+    prepare: async (world) => ({ path: `/v1/services/${await svc(world)}/secret_rotations` }),
+    foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}/secret_rotations` }),
+  },
+  {
+    method: "GET",
+    pattern: "/v1/tenant",
+    mutating: false,
+    ok: 200,
+    prepare: async () => ({ path: "/v1/tenant" }),
+  },
+  {
+    method: "PATCH",
+    pattern: "/v1/tenant",
+    mutating: true,
+    ok: 200,
+    prepare: async () => ({ path: "/v1/tenant", body: { name: "Renamed" } }),
+  },
+  {
+    method: "GET",
+    pattern: "/v1/services/:id/events",
+    mutating: false,
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/services/${await svc(world)}/events` }),
+    foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}/events` }),
+  },
+];
+
+/** Routes that take no bearer token at all. */
+export const UNAUTHENTICATED_ROUTES = ["GET /v1/health", "POST /v1/ingest/:service_id"];
+
+/** The routes the running gateway actually declares under /v1. */
+export function declaredRoutes(world: World): string[] {
+  return world.app.gateway.routes
+    .filter((r) => r.path.startsWith("/v1/") && r.method !== "HEAD" && r.method !== "OPTIONS")
+    .map((r) => `${r.method} ${r.path}`);
+}
+
+function expect401(reply: Reply, code: "missing_credentials" | "invalid_credentials") {
+  expect(reply.status).toBe(401);
+  expect(reply.body?.error?.code).toBe(code);
+  expect(reply.body.error.request_id).toBe(reply.headers.get("x-request-id"));
+  expect(reply.headers.get("www-authenticate")).toMatch(/^Bearer( |$)/);
+}
+
+/** Runs the auth suite over one route; a route not (yet) declared by the gateway is skipped. */
+export function runAuthSuite(route: AuthRoute): void {
+  const name = `${route.method} ${route.pattern}`;
+  const declared = createWorld().then(async (world) => {
+    const has = declaredRoutes(world).includes(name);
+    await world.close();
+    return has;
+  });
+
+  describe(`auth: ${name}`, () => {
+    let world: World;
+    afterEach(async () => {
+      await world?.close();
+    });
+
+    async function call(token: string | null, prepared: PreparedCall, headers?: Record<string, string>) {
+      return world.request(route.method, prepared.path, {
+        token,
+        ...(prepared.body !== undefined && { body: prepared.body }),
+        ...(headers && { headers }),
+      });
+    }
+
+    async function start(): Promise<PreparedCall | null> {
+      if (!(await declared)) {
+        console.log(`SKIP auth suite for ${name}: the gateway does not declare it`);
+        return null;
+      }
+      world = await createWorld();
+      return route.prepare(world);
+    }
+
+    test(`${route.ok} with a valid owner read_write token (control)`, async () => {
+      const prepared = await start();
+      if (!prepared) return;
+      const reply = await call(world.ownerToken, prepared);
+      expect(reply.status).toBe(route.ok);
+    });
+
+    test("401 missing_credentials with WWW-Authenticate: Bearer when no Authorization header is sent", async () => {
+      const prepared = await start();
+      if (!prepared) return;
+      expect401(await call(null, prepared), "missing_credentials");
+    });
+
+    test("401 invalid_credentials for a garbage bearer token", async () => {
+      const prepared = await start();
+      if (!prepared) return;
+      for (const garbage of ["garbage", "service_live_", "service_live_abc", `${world.ownerToken}x`, "Ünïcødé"]) {
+        expect401(
+          await call(null, prepared, { authorization: `Bearer ${encodeURIComponent(garbage)}` }),
+          "invalid_credentials",
+        );
+      }
+    });
+
+    test("401 for a non-Bearer Authorization header (Basic, empty Bearer)", async () => {
+      const prepared = await start();
+      if (!prepared) return;
+      for (const header of [`Basic ${btoa("user:pass")}`, "Bearer", "Bearer ", world.ownerToken]) {
+        const reply = await call(null, prepared, { authorization: header });
+        expect(reply.status).toBe(401);
+        expect(["missing_credentials", "invalid_credentials"]).toContain(reply.body.error.code);
+        expect(reply.headers.get("www-authenticate")).toMatch(/^Bearer/);
+      }
+    });
+
+    test("401 invalid_credentials for a token with a bad checksum (one char changed)", async () => {
+      const prepared = await start();
+      if (!prepared) return;
+      const token = world.ownerToken;
+      const typo = `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
+      expect401(await call(typo, prepared), "invalid_credentials");
+    });
+
+    test("401 invalid_credentials for an unknown well-formed token", async () => {
+      const prepared = await start();
+      if (!prepared) return;
+      expect401(await call(generateToken(), prepared), "invalid_credentials");
+    });
+
+    test("401 invalid_credentials for a revoked token, on the very next request", async () => {
+      const prepared = await start();
+      if (!prepared) return;
+      const { id, token } = await world.mint({ name: "doomed", scope: "read_write", role: "owner" });
+      // Used once, so that it sits in the token cache when it is revoked.
+      expect((await world.request("GET", "/v1/tenant", { token })).status).toBe(200);
+      expect((await world.request("DELETE", `/v1/api_tokens/${id}`)).status).toBe(200);
+      expect401(await call(token, prepared), "invalid_credentials");
+    });
+
+    test("401 invalid_credentials for an expired token (manual clock), even though it was cached", async () => {
+      const prepared = await start();
+      if (!prepared) return;
+      const expiresAt = world.clock.now() + 3_600_000;
+      const { token } = await world.mint({
+        name: "short",
+        scope: "read_write",
+        role: "owner",
+        expires_at: iso(expiresAt),
+      });
+      expect((await world.request("GET", "/v1/tenant", { token })).status).toBe(200);
+      world.clock.set(expiresAt);
+      expect401(await call(token, prepared), "invalid_credentials");
+    });
+
+    test("401 invalid_credentials for a tok_ id sent as the credential", async () => {
+      const prepared = await start();
+      if (!prepared) return;
+      expect401(await call(world.ownerTokenId, prepared), "invalid_credentials");
+    });
+
+    if (route.mutating) {
+      test("403 token_scope_insufficient for a read_only token, even an owner's", async () => {
+        const prepared = await start();
+        if (!prepared) return;
+        const { token } = await world.mint({ name: "reader", scope: "read_only", role: "owner" });
+        const reply = await call(token, prepared);
+        expect(reply.status).toBe(403);
+        expect(reply.body.error.code).toBe("token_scope_insufficient");
+      });
+    } else {
+      test(`${route.ok} for a read_only member token (reads need no read_write)`, async () => {
+        const prepared = await start();
+        if (!prepared) return;
+        const { token } = await world.mint({ name: "reader", scope: "read_only", role: "member" });
+        expect((await call(token, prepared)).status).toBe(route.ok);
+      });
+    }
+
+    const foreign = route.foreign;
+    if (foreign) {
+      test("404 not_found for another tenant's resource", async () => {
+        if (!(await start())) return;
+        const other = await world.otherTenant();
+        const prepared = await foreign(world, other.token);
+        const reply = await call(world.ownerToken, prepared);
+        expect(reply.status).toBe(404);
+        expect(reply.body.error.code).toBe("not_found");
+        // The owner of that resource does reach it: the 404 is the tenant boundary.
+        expect((await call(other.token, prepared)).status).toBe(route.ok);
+      });
+    }
+  });
+}
