@@ -1,0 +1,34 @@
+/**
+ * A throwaway PostgreSQL database for the PostgreSQL ingest scenario: created fresh on the
+ * local server, dropped at the end (also when the scenario fails).
+ */
+import { SQL } from "bun";
+
+export const PG_SERVER = "postgres://postgres@127.0.0.1:5432";
+
+export interface ScratchDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** Null (with the reason) when the server cannot be reached. */
+export async function createScratchDatabase(): Promise<ScratchDatabase | { unreachable: string }> {
+  const admin = new SQL({ url: `${PG_SERVER}/postgres`, max: 1, connectionTimeout: 3, idleTimeout: 1 });
+  const name = `intake_bench_${process.pid}_${Date.now()}`;
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } catch (error) {
+    await admin.close().catch(() => {});
+    return { unreachable: error instanceof Error ? error.message : String(error) };
+  }
+  return {
+    url: `${PG_SERVER}/${name}`,
+    async drop() {
+      try {
+        await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await admin.close().catch(() => {});
+      }
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/** Medians, rows and the markdown table of a run. */
+import type { Noise } from "./noise.ts";
+
+export interface Sample {
+  rps: number;
+  p50Us: number;
+  p99Us: number;
+  requests: number;
+  non2xx: number;
+  socketErrors: number;
+  timeouts: number;
+}
+
+export interface Series {
+  scenario: number;
+  label: string;
+  samples: Sample[];
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export interface Summary {
+  rps: number;
+  rpsMin: number;
+  rpsMax: number;
+  p50Us: number;
+  p99Us: number;
+  non2xx: number;
+  errors: number;
+  requests: number;
+}
+
+export function summarize(series: Series): Summary {
+  const s = series.samples;
+  return {
+    rps: median(s.map((x) => x.rps)),
+    rpsMin: Math.min(...s.map((x) => x.rps)),
+    rpsMax: Math.max(...s.map((x) => x.rps)),
+    p50Us: median(s.map((x) => x.p50Us)),
+    p99Us: median(s.map((x) => x.p99Us)),
+    non2xx: s.reduce((a, x) => a + x.non2xx, 0),
+    errors: s.reduce((a, x) => a + x.socketErrors + x.timeouts, 0),
+    requests: s.reduce((a, x) => a + x.requests, 0),
+  };
+}
+
+export type Status = "met" | "missed" | "skipped" | "failed";
+
+export interface Row {
+  scenario: number;
+  title: string;
+  goal: string;
+  measured: string;
+  status: Status;
+}
+
+export interface ScenarioNoise {
+  scenario: number;
+  seconds: number;
+  noise: Noise;
+}
+
+export const fmtRps = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString("en-US") : "–");
+export const fmtMs = (us: number) => (Number.isFinite(us) ? (us / 1000).toFixed(2) : "–");
+export const fmtRatio = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : "–");
+
+export function renderMarkdown(opts: {
+  header: string[];
+  rows: Row[];
+  series: Series[];
+  noise: ScenarioNoise[];
+}): string {
+  const out: string[] = [...opts.header, ""];
+  out.push("| # | scenario | goal | measured | result |", "|---|---|---|---|---|");
+  for (const r of opts.rows) out.push(`| ${r.scenario} | ${r.title} | ${r.goal} | ${r.measured} | ${r.status} |`);
+  out.push("", "Per target (median over rounds; min–max of req/s shows the spread):", "");
+  out.push(
+    "| # | target | rounds | req/s median | req/s min–max | p50 ms | p99 ms | non-2xx | socket errors + timeouts |",
+    "|---|---|---|---|---|---|---|---|---|",
+  );
+  for (const s of opts.series) {
+    const m = summarize(s);
+    out.push(
+      `| ${s.scenario} | ${s.label} | ${s.samples.length} | ${fmtRps(m.rps)} | ${fmtRps(m.rpsMin)}–${fmtRps(m.rpsMax)} | ${fmtMs(m.p50Us)} | ${fmtMs(m.p99Us)} | ${m.non2xx} | ${m.errors} |`,
+    );
+  }
+  out.push("", "Noise (CPU of processes outside the bench, share of all cores, during each scenario):", "");
+  out.push("| # | seconds | others' CPU | bench's CPU | load avg (1 min) at end |", "|---|---|---|---|---|");
+  for (const n of opts.noise) {
+    out.push(
+      `| ${n.scenario} | ${n.seconds.toFixed(0)} | ${n.noise.othersPct.toFixed(1)}% | ${n.noise.oursPct.toFixed(1)}% | ${n.noise.load1.toFixed(2)} |`,
+    );
+  }
+  return `${out.join("\n")}\n`;
+}

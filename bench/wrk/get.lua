@@ -1,0 +1,2 @@
+-- Plain GET of the URL given to wrk; headers come from -H. Only adds the JSON report.
+dofile("report.lua")
