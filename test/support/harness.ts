@@ -1,11 +1,14 @@
 /**
- * A fresh world per test: its own in-memory SQLite store, in-process cache, manual clock,
- * captured log, and a bootstrapped tenant with an owner read_write token.
+ * A fresh world per test: its own store and cache, manual clock, captured log, and a
+ * bootstrapped tenant with an owner read_write token. The store and cache are in-memory
+ * SQLite and the memory cache, or, with INTAKE_TEST_STACK=postgres-redis, a fresh
+ * PostgreSQL database and Redis under a random key prefix (test/support/stack.ts).
  */
 import { type App, createApp } from "../../src/app.ts";
 import { type Env, loadKeyMaterial, parseConfig } from "../../src/config.ts";
 import type { Clock, PermissionMode } from "../../src/domain/types.ts";
 import { createLogger } from "../../src/logger.ts";
+import { acquireStack } from "./stack.ts";
 
 export interface ManualClock extends Clock {
   set(ms: number): void;
@@ -70,17 +73,28 @@ export interface WorldOptions {
 export async function createWorld(options: WorldOptions = {}): Promise<World> {
   const clock = manualClock();
   const logs: string[] = [];
-  const config = parseConfig({ DATABASE_URL: "sqlite::memory:", INTAKE_GRPC_PORT: "0", ...options.env });
-  const app = await createApp({
-    config,
-    keys: loadKeyMaterial(config),
-    logger: createLogger((l) => logs.push(l)),
-    clock,
-  });
-  const boot = await app.domain.tokens.bootstrapTenant({
-    name: "Acme",
-    permissionMode: options.permissionMode ?? "role_based",
-  });
+  const stack = await acquireStack();
+  let app: App | undefined;
+  let boot: Awaited<ReturnType<App["domain"]["tokens"]["bootstrapTenant"]>>;
+  try {
+    const config = parseConfig({ ...stack.env, INTAKE_GRPC_PORT: "0", ...options.env });
+    app = await createApp({
+      config,
+      keys: loadKeyMaterial(config),
+      logger: createLogger((l) => logs.push(l)),
+      clock,
+    });
+    boot = await app.domain.tokens.bootstrapTenant({
+      name: "Acme",
+      permissionMode: options.permissionMode ?? "role_based",
+    });
+  } catch (error) {
+    // A world that never came up must not leave its database behind.
+    await app?.close().catch(() => {});
+    await stack.release();
+    throw error;
+  }
+  const ready: App = app;
 
   async function request(method: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
     const headers = new Headers(opts.headers);
@@ -94,7 +108,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
         if (!headers.has("content-type")) headers.set("content-type", "application/json");
       }
     }
-    const res = await app.fetch(new Request(`http://intake.test${path}`, { method, headers, body }));
+    const res = await ready.fetch(new Request(`http://intake.test${path}`, { method, headers, body }));
     const text = await res.text();
     let parsed: unknown = null;
     try {
@@ -122,12 +136,12 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
   }
 
   async function otherTenant(mode: PermissionMode = "role_based") {
-    const other = await app.domain.tokens.bootstrapTenant({ name: "Other", permissionMode: mode });
+    const other = await ready.domain.tokens.bootstrapTenant({ name: "Other", permissionMode: mode });
     return { tenantId: other.tenant.id, token: other.token };
   }
 
   return {
-    app,
+    app: ready,
     clock,
     logs,
     tenantId: boot.tenant.id,
@@ -137,6 +151,12 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
     mint,
     createService,
     otherTenant,
-    close: () => app.close(),
+    close: async () => {
+      try {
+        await ready.close();
+      } finally {
+        await stack.release();
+      }
+    },
   };
 }

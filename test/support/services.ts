@@ -42,6 +42,11 @@ async function probeRedis(): Promise<boolean> {
   }
 }
 
+/** The bare probe: true when the server answers; prints nothing, never throws. */
+export function probeService(name: "postgres" | "redis"): Promise<boolean> {
+  return name === "postgres" ? probePostgres() : probeRedis();
+}
+
 /** True when the server answers. Prints the skip line once per process; throws when required. */
 export function serviceAvailable(name: "postgres" | "redis"): Promise<boolean> {
   let probe = probes.get(name);
