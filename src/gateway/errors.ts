@@ -31,15 +31,20 @@ interface ElysiaValidationIssue {
   path?: string;
   summary?: string;
   message?: string;
+  schema?: { title?: unknown };
 }
 
-/** Elysia/TypeBox paths (`/expires_at`) → field names (`expires_at`, `a.b`). */
+/**
+ * Elysia/TypeBox paths (`/expires_at`) → field names (`expires_at`, `a.b`). An issue without a
+ * path (a coerced query value checked on its own) is named by its schema's title.
+ */
 export function validationIssues(error: unknown): FieldIssue[] {
   const all = (error as { all?: ElysiaValidationIssue[] }).all ?? [];
   const seen = new Set<string>();
   const issues: FieldIssue[] = [];
   for (const issue of all) {
-    const field = (issue.path ?? "").replace(/^\//, "").replaceAll("/", ".") || "body";
+    const title = typeof issue.schema?.title === "string" ? issue.schema.title : "body";
+    const field = (issue.path ?? "").replace(/^\//, "").replaceAll("/", ".") || title;
     const message = issue.summary ?? issue.message ?? "is invalid";
     const key = `${field}\u0000${message}`;
     if (seen.has(key)) continue;

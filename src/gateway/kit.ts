@@ -72,6 +72,11 @@ export function createKit(admission: Admission) {
 
   async function admit(ctx: HookContext, method: MethodName): Promise<CallContext> {
     const principal = await admission.admit(ctx.request.headers.get("authorization"), method);
+    // A path segment that is not valid percent-encoding (`%E0%A4%A`) reaches here as null, and
+    // would fail the params schema as a 400: it names no resource, so it is a 404 (SPEC §1).
+    if (Object.values(ctx.params ?? {}).some((value) => typeof value !== "string")) {
+      throw connectErrorFor("not_found", "No such resource.");
+    }
     const call: CallContext = { values: createContextValues().set(principalKey, principal) };
     calls.set(ctx.request, call);
     return call;

@@ -96,7 +96,9 @@ export const UpdateTenantBody = t.Object(
 export const Health = t.Object({ status: t.Literal("ok"), version: t.String() });
 
 const pageFields = {
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  // Elysia checks a coerced query number's bounds on the value alone (the error has no path):
+  // the title is how errors.ts names the parameter in `details`.
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20, title: "limit" })),
   cursor: t.Optional(t.String({ minLength: 1, description: "next_cursor of the previous page" })),
 };
 
