@@ -18,8 +18,10 @@ import type { Impls } from "./gateway/impls.ts";
 import type { Logger } from "./logger.ts";
 import { createAdmission } from "./rpc/admission.ts";
 import { createApiTokenServiceImpl } from "./rpc/api-tokens.ts";
+import { listenGrpc } from "./rpc/grpc-server.ts";
 import { createHealthImpl } from "./rpc/health.ts";
 import { createIngestImpl } from "./rpc/ingest.ts";
+import { createRpcRouter } from "./rpc/router.ts";
 import { createServiceRegistryImpl } from "./rpc/services.ts";
 import { createTenantImpl } from "./rpc/tenant.ts";
 import type { Store } from "./store/ports.ts";
@@ -120,7 +122,16 @@ export async function createApp(options: AppOptions) {
     health: createHealthImpl(config.version),
     ingest: createIngestImpl({ ingest: domain.ingest, logger }),
   };
-  const gateway = await createGateway({ impls, admission, logger });
+  const rpc = { impls, admission, maxEventBytes: config.maxEventBytes };
+  const gateway = await createGateway({
+    impls,
+    admission,
+    logger,
+    rpc: createRpcRouter(rpc, { grpc: false }),
+    apiDocs: config.apiDocs ? { version: config.version } : null,
+  });
+  /** The gRPC (h2c) listener on `port` (0: an ephemeral one); serve.ts starts it on config.grpcPort. */
+  const listenGrpcOn = (port: number) => listenGrpc(rpc, { port, host: config.host, logger });
 
   let closed = false;
   async function close(): Promise<void> {
@@ -133,7 +144,18 @@ export async function createApp(options: AppOptions) {
     await store.close();
   }
 
-  return { config, store, cache, domain, impls, admission, gateway, fetch: (r: Request) => gateway.handle(r), close };
+  return {
+    config,
+    store,
+    cache,
+    domain,
+    impls,
+    admission,
+    gateway,
+    fetch: (r: Request) => gateway.handle(r),
+    listenGrpc: listenGrpcOn,
+    close,
+  };
 }
 
 export type App = Awaited<ReturnType<typeof createApp>>;

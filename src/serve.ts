@@ -1,6 +1,7 @@
 /**
- * `intake serve`: migrations, the HTTP listener, and a graceful stop on SIGTERM/SIGINT
- * (stop accepting, let in-flight requests finish, then close the cache and the store).
+ * `intake serve`: migrations, the HTTP listener, the gRPC (h2c) listener, and a graceful stop
+ * on SIGTERM/SIGINT (stop accepting, let in-flight requests finish, then close the cache and
+ * the store).
  */
 import { createApp } from "./app.ts";
 import type { Config, KeyMaterial } from "./config.ts";
@@ -15,8 +16,11 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
     // The gateway enforces its own, smaller limits while reading.
     maxRequestBodySize: Math.max(config.maxEventBytes, 64 * 1024) + 1024 * 1024,
   });
+  // INTAKE_GRPC_PORT=0 disables it; `grpc.port` is the bound port.
+  const grpc = config.grpcPort === 0 ? null : await app.listenGrpc(config.grpcPort);
   logger.info("intake listening", {
     url: server.url.href,
+    grpc_port: grpc?.port ?? null,
     version: config.version,
     database: config.database.kind,
     cache: app.cache.kind,
@@ -27,7 +31,8 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
   const stop = (signal: string) => {
     stopping ??= (async () => {
       logger.info("draining", { signal });
-      await server.stop(false);
+      // Both drain at once: the gRPC listener turns NOT_SERVING and sends GOAWAY.
+      await Promise.all([server.stop(false), grpc?.close()]);
       await app.close();
       logger.info("stopped");
     })();
@@ -35,5 +40,5 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
   };
   process.on("SIGTERM", () => void stop("SIGTERM").then(() => process.exit(0)));
   process.on("SIGINT", () => void stop("SIGINT").then(() => process.exit(0)));
-  return { app, server, stop: () => stop("stop") };
+  return { app, server, grpc, stop: () => stop("stop") };
 }

@@ -2,10 +2,12 @@
  * The /v1 REST gateway: Elysia routes translating onto the rpc implementations in-process.
  * Every response carries X-Request-Id; every error leaves in the SPEC's one shape.
  */
+import type { ConnectRouter } from "@connectrpc/connect";
 import { Elysia } from "elysia";
 import { createIdGenerator, formatId } from "../domain/ids.ts";
 import type { Logger } from "../logger.ts";
 import type { Admission } from "../rpc/admission.ts";
+import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
 import { healthRoutes } from "./health.ts";
@@ -13,6 +15,7 @@ import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
 import type { Impls } from "./impls.ts";
 import { ingestRoutes } from "./ingest.ts";
 import { createKit } from "./kit.ts";
+import { rpcRoutes } from "./rpc.ts";
 import { serviceRoutes } from "./services.ts";
 import { tenantRoutes } from "./tenant.ts";
 
@@ -20,6 +23,10 @@ export interface GatewayDeps {
   impls: Impls;
   admission: Admission;
   logger: Logger;
+  /** Connect and gRPC-Web at /intake.v1.<Service>/<Method> (a router with plain gRPC off). */
+  rpc?: ConnectRouter;
+  /** GET /openapi.json and GET /docs; null when INTAKE_API_DOCS=false. */
+  apiDocs?: { version: string } | null;
 }
 
 /** Path patterns → allowed methods, to tell 405 (known path) from 404 (unknown route). */
@@ -84,6 +91,10 @@ export async function createGateway(deps: GatewayDeps) {
     .use(apiTokenRoutes(impls, kit))
     .use(serviceRoutes(impls, kit))
     .use(ingestRoutes(impls, kit));
+
+  if (deps.rpc) app.use(rpcRoutes(deps.rpc));
+  // Last: the document is generated from every route mounted before it.
+  if (deps.apiDocs) app.use(apiDocsRoutes({ version: deps.apiDocs.version, routes: () => app.routes }));
 
   return app;
 }

@@ -3,14 +3,14 @@
  * 401 missing_credentials / invalid_credentials, then 403 token_scope_insufficient, then
  * 403 owner_required (SPEC §1 check order).
  */
-import type { Interceptor } from "@connectrpc/connect";
+import type { HandlerContext, Interceptor } from "@connectrpc/connect";
 import { authorize } from "../domain/access.ts";
 import type { Tokens } from "../domain/tokens.ts";
 import type { Principal } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
 import { principalKey } from "./context.ts";
 import { connectErrorFor, toConnectError } from "./errors.ts";
-import { type MethodName, POLICY } from "./policy.ts";
+import { type MethodName, type MethodPolicy, POLICY } from "./policy.ts";
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -58,17 +58,37 @@ export function createAdmission(tokens: Tokens, logger: Logger) {
     return admitted(result, method);
   }
 
-  /** The same admission for Connect, gRPC-Web and gRPC callers (`authorization` metadata). */
+  /**
+   * The router's request gate: runs on the headers, before the request message is read, so a
+   * caller without a valid credential never gets its body read or parsed (SPEC §1: 401 before
+   * 400). A method missing from POLICY is a programming error and fails closed.
+   */
+  const gate = async (context: HandlerContext): Promise<void> => {
+    const method = `${context.service.typeName}/${context.method.name}`;
+    const policy: MethodPolicy | undefined = (POLICY as Record<string, MethodPolicy>)[method];
+    if (!policy) {
+      logger.error("rpc method without an access policy", { method });
+      throw connectErrorFor("internal_error", "Something went wrong on our side.");
+    }
+    if (policy.bearer) {
+      context.values.set(principalKey, await admit(context.requestHeader.get("authorization"), method as MethodName));
+    }
+  };
+
+  /**
+   * The same admission for Connect, gRPC-Web and gRPC callers (`authorization` metadata), for
+   * routers without the gate; after the gate it finds the principal already set.
+   */
   const interceptor: Interceptor = (next) => async (req) => {
     const method = `${req.service.typeName}/${req.method.name}` as MethodName;
     const policy = POLICY[method];
-    if (policy?.bearer) {
+    if (policy?.bearer && !req.contextValues.get(principalKey)) {
       req.contextValues.set(principalKey, await admit(req.header.get("authorization"), method));
     }
     return next(req);
   };
 
-  return { admit, interceptor };
+  return { admit, gate, interceptor };
 }
 
 export type Admission = ReturnType<typeof createAdmission>;

@@ -1,0 +1,79 @@
+/**
+ * The gRPC listener (HTTP/2 cleartext, INTAKE_GRPC_PORT): the same router, gate and
+ * interceptor as the main port, with plain gRPC enabled (it needs HTTP/2 trailers, which
+ * node:http2 sends), plus the standard grpc.health.v1.Health.
+ */
+import { createServer, type Http2Session } from "node:http2";
+import type { AddressInfo } from "node:net";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
+import type { Logger } from "../logger.ts";
+import { createGrpcHealth } from "./grpc-health.ts";
+import { RPC_SERVICE_NAMES, type RpcRouterDeps, rpcRouterOptions, rpcRoutes } from "./router.ts";
+
+export interface GrpcListener {
+  /** The bound port (the ephemeral one when asked for port 0). */
+  readonly port: number;
+  /**
+   * Drains: health turns NOT_SERVING, Watch streams end, every connection gets GOAWAY (its
+   * in-flight calls finish, no new ones start), and connections still open after `drainMs`
+   * are cut.
+   */
+  close(): Promise<void>;
+}
+
+export interface GrpcListenOptions {
+  port: number;
+  host: string;
+  logger: Logger;
+  /** How long in-flight calls get to finish on close (default 10 s). */
+  drainMs?: number;
+}
+
+export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions): Promise<GrpcListener> {
+  const { logger, drainMs = 10_000 } = options;
+  const protocols = { grpc: true };
+  const health = createGrpcHealth(RPC_SERVICE_NAMES);
+  const handler = connectNodeAdapter({
+    ...rpcRouterOptions(deps.admission, protocols),
+    routes: (router) => {
+      rpcRoutes(deps, protocols)(router);
+      router.service(Health, health.impl);
+    },
+  });
+
+  const server = createServer(handler);
+  const sessions = new Set<Http2Session>();
+  server.on("session", (session: Http2Session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+    // A client that vanishes mid-call must not crash the process.
+    session.on("error", (error: unknown) => logger.warn("grpc session error", { error }));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  let closing: Promise<void> | null = null;
+  function close(): Promise<void> {
+    closing ??= new Promise<void>((resolve) => {
+      health.setServing(false);
+      health.endWatches();
+      server.close(() => resolve());
+      for (const session of sessions) session.close();
+      const cut = setTimeout(() => {
+        for (const session of sessions) session.destroy();
+      }, drainMs);
+      cut.unref();
+    });
+    return closing;
+  }
+
+  return { port, close };
+}

@@ -1,0 +1,96 @@
+/**
+ * The RPC surface for internal callers: all five intake.v1 services on one ConnectRouter,
+ * admitted by the same gate and interceptor on every protocol (Connect, gRPC-Web, gRPC).
+ */
+import type { JsonReadOptions, JsonWriteOptions } from "@bufbuild/protobuf";
+import { type ConnectRouter, type ConnectRouterOptions, createConnectRouter } from "@connectrpc/connect";
+import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
+import { HealthService } from "../../gen/intake/v1/health_pb.ts";
+import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
+import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
+import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
+import type { Admission } from "./admission.ts";
+import type { Impl } from "./impl.ts";
+
+/** The service implementations the router serves (the gateway calls the same objects). */
+export interface RpcImpls {
+  apiTokens: Impl<typeof ApiTokenService>;
+  services: Impl<typeof ServiceRegistryService>;
+  tenant: Impl<typeof TenantService>;
+  health: Impl<typeof HealthService>;
+  ingest: Impl<typeof IngestService>;
+}
+
+/** The intake.v1 services, by their fully-qualified names (what grpc.health.v1 Check accepts). */
+export const RPC_SERVICE_NAMES = [
+  ApiTokenService.typeName,
+  ServiceRegistryService.typeName,
+  TenantService.typeName,
+  IngestService.typeName,
+  HealthService.typeName,
+] as const;
+
+/**
+ * Connect JSON: an unknown field is an error, as it is a 400 on the REST surface (SPEC §1),
+ * so a typo'd field never silently does nothing. Implicit-presence fields are always written
+ * (`"isMonitored": false`, `"data": []`), so a curl caller sees every field the REST form has.
+ * The binary format keeps protobuf's usual rule (unknown fields skipped): that is how a client
+ * built from a newer .proto keeps working against an older server.
+ */
+export const RPC_JSON_OPTIONS: Partial<JsonReadOptions & JsonWriteOptions> = {
+  ignoreUnknownFields: false,
+  alwaysEmitImplicit: true,
+};
+
+/** Management messages: the REST body limit (SPEC §1: 64 KiB). */
+const MANAGEMENT_READ_MAX_BYTES = 64 * 1024;
+
+export interface Protocols {
+  /** Plain gRPC needs HTTP/2 trailers: only on the h2c listener (Bun.serve's h2 drops them). */
+  grpc: boolean;
+}
+
+export interface RpcRouterDeps {
+  impls: RpcImpls;
+  admission: Admission;
+  /** INTAKE_MAX_EVENT_BYTES: bounds an Ingest message. */
+  maxEventBytes: number;
+}
+
+export function rpcRouterOptions(admission: Admission, protocols: Protocols): ConnectRouterOptions {
+  return {
+    grpc: protocols.grpc,
+    grpcWeb: true,
+    connect: true,
+    jsonOptions: RPC_JSON_OPTIONS,
+    readMaxBytes: MANAGEMENT_READ_MAX_BYTES,
+    // The gate admits on the headers alone, before the message is read; the interceptor is
+    // the same admission for anything that reaches an implementation without the gate.
+    requestGate: admission.gate,
+    interceptors: [admission.interceptor],
+  };
+}
+
+/** Registers the intake.v1 services; usable as connect-node's `routes`. */
+export function rpcRoutes(deps: RpcRouterDeps, protocols: Protocols): (router: ConnectRouter) => void {
+  const { impls, maxEventBytes } = deps;
+  // connect-es reads the protocol switches of per-service options, not the router's, once any
+  // options are given (its types omit them): repeated so gRPC stays off on the main port.
+  const switches = { grpc: protocols.grpc, grpcWeb: true, connect: true };
+  return (router) => {
+    router
+      .service(ApiTokenService, impls.apiTokens)
+      .service(ServiceRegistryService, impls.services)
+      .service(TenantService, impls.tenant)
+      .service(HealthService, impls.health)
+      // The payload rides as bytes: base64 in Connect JSON (4/3 larger), plus the signature,
+      // ids and framing. The implementation still holds the payload to maxEventBytes itself.
+      .service(IngestService, impls.ingest, { ...switches, readMaxBytes: Math.ceil((maxEventBytes * 4) / 3) + 4096 });
+  };
+}
+
+export function createRpcRouter(deps: RpcRouterDeps, protocols: Protocols): ConnectRouter {
+  const router = createConnectRouter(rpcRouterOptions(deps.admission, protocols));
+  rpcRoutes(deps, protocols)(router);
+  return router;
+}
