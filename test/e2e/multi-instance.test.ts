@@ -1,0 +1,177 @@
+/**
+ * SPEC §9's last line, with real processes: two `intake serve` instances on one fresh
+ * PostgreSQL database and one Redis (same pepper, secrets key and key prefix). A change made
+ * through A must hold on B on B's very next request, even where B had just cached the old
+ * state: that is what the acknowledged invalidation in src/cache/redis.ts is for.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import { Redis } from "ioredis";
+import { type IntakeProcess, runCli, startIntake, stopAll } from "../support/intake-process.ts";
+import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
+import { createTestDatabase, randomKeyEnv, randomRedisPrefix, type TestDatabase } from "../support/stack.ts";
+
+const ok = (await serviceAvailable("postgres")) && (await serviceAvailable("redis"));
+
+/** Stripe's v1 scheme written out here, independent of src/domain/signing.ts. */
+function signature(secret: string, body: string, t = Math.floor(Date.now() / 1000)): string {
+  const v1 = createHmac("sha256", Buffer.from(secret, "utf8")).update(`${t}.${body}`).digest("hex");
+  return `t=${t},v1=${v1}`;
+}
+
+describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
+  const GRACE_SECONDS = 2;
+  const prefix = randomRedisPrefix();
+  let database: TestDatabase | undefined;
+  let a: IntakeProcess;
+  let b: IntakeProcess;
+  let owner: string;
+  let redis: Redis | undefined;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const env = {
+      DATABASE_URL: database.url,
+      REDIS_URL: TEST_REDIS_URL,
+      INTAKE_REDIS_KEY_PREFIX: prefix,
+      INTAKE_ROTATION_GRACE_SECONDS: String(GRACE_SECONDS),
+      ...randomKeyEnv(),
+    };
+    // The operator's path: the CLI migrates and bootstraps against the shared database.
+    const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Acme", "--json"], env)) as {
+      token: string;
+    };
+    owner = boot.token;
+    [a, b] = await Promise.all([startIntake("A", env), startIntake("B", env)]);
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+  }, 60_000);
+
+  afterAll(async () => {
+    await stopAll();
+    if (redis) {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
+    await database?.drop();
+  }, 30_000);
+
+  async function mint(on: IntakeProcess, name: string): Promise<{ id: string; token: string }> {
+    const res = await on.fetch("/v1/api_tokens", {
+      method: "POST",
+      token: owner,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name, scope: "read_write", role: "admin" }),
+    });
+    expect(res.status).toBe(201);
+    return (await res.json()) as { id: string; token: string };
+  }
+
+  async function createService(on: IntakeProcess, name: string): Promise<{ id: string; signing_secret: string }> {
+    const res = await on.fetch("/v1/services", {
+      method: "POST",
+      token: owner,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ service_name: name }),
+    });
+    expect(res.status).toBe(201);
+    return (await res.json()) as { id: string; signing_secret: string };
+  }
+
+  async function ingest(on: IntakeProcess, serviceId: string, secret: string): Promise<Response> {
+    const body = JSON.stringify({ type: "invoice.paid", n: crypto.randomUUID() });
+    return on.fetch(`/v1/ingest/${serviceId}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-service-signature": signature(secret, body) },
+      body,
+    });
+  }
+
+  const tenantStatus = async (on: IntakeProcess, token: string) => (await on.fetch("/v1/tenant", { token })).status;
+
+  test("a token revoked through A is refused by B on its very next request, though B had it cached", async () => {
+    const victim = await mint(a, "victim");
+    // Warm B: its in-process tier and Redis now both hold the token as valid.
+    expect(await tenantStatus(b, victim.token)).toBe(200);
+    expect(await tenantStatus(b, victim.token)).toBe(200);
+    expect((await redis?.keys(`${prefix}:tok:*`))?.length ?? 0).toBeGreaterThan(0);
+
+    const revoked = await a.fetch(`/v1/api_tokens/${victim.id}`, { method: "DELETE", token: owner });
+    expect(revoked.status).toBe(200);
+
+    const next = await b.fetch("/v1/tenant", { token: victim.token });
+    expect(next.status).toBe(401);
+    expect(((await next.json()) as { error: { code: string } }).error.code).toBe("invalid_credentials");
+    expect(await tenantStatus(a, victim.token)).toBe(401);
+    // And it stays refused (no stale fill came back into either tier).
+    expect(await tenantStatus(b, victim.token)).toBe(401);
+  });
+
+  test("a token minted on A works on B at once", async () => {
+    const minted = await mint(a, "fresh");
+    expect(await tenantStatus(b, minted.token)).toBe(200);
+    // A token minted by B's caller through B works on A too.
+    const fromB = await mint(b, "from-b");
+    expect(await tenantStatus(a, fromB.token)).toBe(200);
+  });
+
+  test("pausing a service through A makes B answer 409 to a signed event; resuming lets it in again", async () => {
+    const service = await createService(a, "billing");
+    // Warm B's signing-material cache with the service as monitored.
+    expect((await ingest(b, service.id, service.signing_secret)).status).toBe(202);
+    expect((await ingest(b, service.id, service.signing_secret)).status).toBe(202);
+
+    const paused = await a.fetch(`/v1/services/${service.id}`, {
+      method: "PATCH",
+      token: owner,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ is_monitored: false }),
+    });
+    expect(paused.status).toBe(200);
+    const refused = await ingest(b, service.id, service.signing_secret);
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("ingestion_paused");
+
+    const resumed = await a.fetch(`/v1/services/${service.id}`, {
+      method: "PATCH",
+      token: owner,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ is_monitored: true }),
+    });
+    expect(resumed.status).toBe(200);
+    expect((await ingest(b, service.id, service.signing_secret)).status).toBe(202);
+  });
+
+  test("a service deleted through A is unknown to B at once", async () => {
+    const service = await createService(a, "doomed");
+    expect((await ingest(b, service.id, service.signing_secret)).status).toBe(202);
+    expect((await a.fetch(`/v1/services/${service.id}`, { method: "DELETE", token: owner })).status).toBe(204);
+    expect((await ingest(b, service.id, service.signing_secret)).status).toBe(401);
+  });
+
+  test("a rotation through A: B verifies the new secret at once, and the old one until the grace window ends", async () => {
+    const service = await createService(a, "rotating");
+    const oldSecret = service.signing_secret;
+    expect((await ingest(b, service.id, oldSecret)).status).toBe(202);
+
+    const rotated = await a.fetch(`/v1/services/${service.id}/secret_rotations`, { method: "POST", token: owner });
+    expect(rotated.status).toBe(201);
+    const rotation = (await rotated.json()) as { signing_secret: string; previous_secret_expires_at: string };
+    const newSecret = rotation.signing_secret;
+    const graceEnds = Date.parse(rotation.previous_secret_expires_at);
+    expect(graceEnds - Date.now()).toBeLessThanOrEqual(GRACE_SECONDS * 1000);
+
+    expect((await ingest(b, service.id, newSecret)).status).toBe(202);
+    // Within the window both verify (skip the check if this machine was too slow to be inside it).
+    if (Date.now() < graceEnds - 500) expect((await ingest(b, service.id, oldSecret)).status).toBe(202);
+
+    // Past the window (with a margin for clock reads between processes), on B's cached material.
+    const wait = graceEnds + 250 - Date.now();
+    if (wait > 0) await Bun.sleep(wait);
+    const late = await ingest(b, service.id, oldSecret);
+    expect(late.status).toBe(401);
+    expect(((await late.json()) as { error: { code: string } }).error.code).toBe("invalid_signature");
+    expect((await ingest(b, service.id, newSecret)).status).toBe(202);
+    expect((await ingest(a, service.id, oldSecret)).status).toBe(401);
+  }, 15_000);
+});
