@@ -1,0 +1,181 @@
+import { afterEach, expect, test } from "bun:test";
+import { createWorld, type World } from "../support/harness.ts";
+
+let world: World;
+afterEach(async () => {
+  await world?.close();
+});
+
+const RECORD_KEYS = [
+  "created_at",
+  "id",
+  "is_monitored",
+  "previous_secret_expires_at",
+  "secret_rotated_at",
+  "service_name",
+  "signing_secret_prefix",
+  "updated_at",
+].sort();
+
+test("201 POST /v1/services returns the record plus signing_secret; prefix is its first 10 chars", async () => {
+  world = await createWorld();
+  const reply = await world.request("POST", "/v1/services", { body: { service_name: "  billing  " } });
+  expect(reply.status).toBe(201);
+  expect(Object.keys(reply.body).sort()).toEqual([...RECORD_KEYS, "signing_secret"].sort());
+  expect(reply.body).toMatchObject({
+    service_name: "billing",
+    is_monitored: true,
+    created_at: "2026-11-22T10:00:00.000Z",
+    updated_at: "2026-11-22T10:00:00.000Z",
+    secret_rotated_at: null,
+    previous_secret_expires_at: null,
+  });
+  expect(reply.body.id).toMatch(/^svc_[0-9a-f]{32}$/);
+  expect(reply.body.signing_secret).toMatch(/^whsec_[0-9A-Za-z]{43}$/);
+  expect(reply.body.signing_secret_prefix).toBe(reply.body.signing_secret.slice(0, 10));
+});
+
+test("201 with is_monitored false when asked", async () => {
+  world = await createWorld();
+  const reply = await world.request("POST", "/v1/services", { body: { service_name: "quiet", is_monitored: false } });
+  expect(reply.body.is_monitored).toBe(false);
+});
+
+test("200 GET and list return the service without the secret", async () => {
+  world = await createWorld();
+  const { id, secret } = await world.createService("billing");
+  const got = await world.request("GET", `/v1/services/${id}`);
+  expect(got.status).toBe(200);
+  expect(Object.keys(got.body).sort()).toEqual(RECORD_KEYS);
+  expect(got.body.signing_secret_prefix).toBe(secret.slice(0, 10));
+  expect(got.text).not.toContain(secret);
+  const list = await world.request("GET", "/v1/services");
+  expect(list.body.data).toHaveLength(1);
+  expect(Object.keys(list.body.data[0]).sort()).toEqual(RECORD_KEYS);
+  expect(list.text).not.toContain(secret);
+});
+
+test("service list is newest first and keyset pages cover every service exactly once", async () => {
+  world = await createWorld();
+  const created: string[] = [];
+  for (let i = 0; i < 11; i++) created.push((await world.createService(`s${i}`)).id);
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 10; page++) {
+    const suffix: string = cursor ? `&cursor=${cursor}` : "";
+    const reply = await world.request("GET", `/v1/services?limit=3${suffix}`);
+    seen.push(...reply.body.data.map((s: { id: string }) => s.id));
+    cursor = reply.body.next_cursor;
+    if (cursor === null) break;
+  }
+  expect(seen).toEqual([...created].reverse());
+});
+
+test("200 PATCH {} changes nothing, not even updated_at", async () => {
+  world = await createWorld();
+  const { id } = await world.createService();
+  const before = await world.request("GET", `/v1/services/${id}`);
+  world.clock.advance(5_000);
+  const reply = await world.request("PATCH", `/v1/services/${id}`, { body: {} });
+  expect(reply.status).toBe(200);
+  expect(reply.body).toEqual(before.body);
+  expect((await world.request("GET", `/v1/services/${id}`)).body).toEqual(before.body);
+});
+
+test("200 PATCH is_monitored toggles it and moves updated_at; the same value is a no-op", async () => {
+  world = await createWorld();
+  const { id } = await world.createService();
+  world.clock.advance(1_000);
+  const off = await world.request("PATCH", `/v1/services/${id}`, { body: { is_monitored: false } });
+  expect(off.status).toBe(200);
+  expect(off.body).toMatchObject({ is_monitored: false, updated_at: "2026-11-22T10:00:01.000Z" });
+  world.clock.advance(1_000);
+  const again = await world.request("PATCH", `/v1/services/${id}`, { body: { is_monitored: false } });
+  expect(again.body).toMatchObject({ is_monitored: false, updated_at: "2026-11-22T10:00:01.000Z" });
+  const on = await world.request("PATCH", `/v1/services/${id}`, { body: { is_monitored: true } });
+  expect(on.body).toMatchObject({ is_monitored: true, updated_at: "2026-11-22T10:00:02.000Z" });
+  expect((await world.request("GET", `/v1/services/${id}`)).body.is_monitored).toBe(true);
+});
+
+test("204 DELETE by an owner, with no body; the service is gone", async () => {
+  world = await createWorld();
+  const { id } = await world.createService();
+  const reply = await world.request("DELETE", `/v1/services/${id}`);
+  expect(reply.status).toBe(204);
+  expect(reply.text).toBe("");
+  expect(reply.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+  expect((await world.request("GET", `/v1/services/${id}`)).status).toBe(404);
+  expect((await world.request("GET", "/v1/services")).body.data).toEqual([]);
+});
+
+test("204 DELETE by an owner token minted later (not only the bootstrap one)", async () => {
+  world = await createWorld();
+  const { id } = await world.createService();
+  const owner = await world.mint({ name: "o", scope: "read_write", role: "owner" });
+  expect((await world.request("DELETE", `/v1/services/${id}`, { token: owner.token })).status).toBe(204);
+});
+
+test("201 rotation: exact response shape, new secret, previous valid until rotated_at + default 86400 s", async () => {
+  world = await createWorld();
+  const { id, secret } = await world.createService();
+  world.clock.advance(60_000);
+  const reply = await world.request("POST", `/v1/services/${id}/secret_rotations`);
+  expect(reply.status).toBe(201);
+  expect(Object.keys(reply.body).sort()).toEqual(
+    ["previous_secret_expires_at", "rotated_at", "service_id", "signing_secret", "signing_secret_prefix"].sort(),
+  );
+  expect(reply.body.service_id).toBe(id);
+  expect(reply.body.signing_secret).toMatch(/^whsec_[0-9A-Za-z]{43}$/);
+  expect(reply.body.signing_secret).not.toBe(secret);
+  expect(reply.body.signing_secret_prefix).toBe(reply.body.signing_secret.slice(0, 10));
+  expect(reply.body.rotated_at).toBe("2026-11-22T10:01:00.000Z");
+  expect(reply.body.previous_secret_expires_at).toBe("2026-11-23T10:01:00.000Z");
+  const got = await world.request("GET", `/v1/services/${id}`);
+  expect(got.body).toMatchObject({
+    signing_secret_prefix: reply.body.signing_secret_prefix,
+    secret_rotated_at: "2026-11-22T10:01:00.000Z",
+    previous_secret_expires_at: "2026-11-23T10:01:00.000Z",
+  });
+  expect(got.text).not.toContain(reply.body.signing_secret);
+});
+
+test("previous_secret_expires_at = rotated_at + INTAKE_ROTATION_GRACE_SECONDS, set anew by each rotation", async () => {
+  world = await createWorld({ env: { INTAKE_ROTATION_GRACE_SECONDS: "3600" } });
+  const { id } = await world.createService();
+  const first = await world.request("POST", `/v1/services/${id}/secret_rotations`);
+  expect(Date.parse(first.body.previous_secret_expires_at) - Date.parse(first.body.rotated_at)).toBe(3_600_000);
+  world.clock.advance(600_000);
+  const second = await world.request("POST", `/v1/services/${id}/secret_rotations`);
+  expect(second.body.rotated_at).toBe("2026-11-22T10:10:00.000Z");
+  expect(second.body.previous_secret_expires_at).toBe("2026-11-22T11:10:00.000Z");
+  expect(second.body.signing_secret).not.toBe(first.body.signing_secret);
+});
+
+test("grace 0: the previous secret expires at the rotation itself", async () => {
+  world = await createWorld({ env: { INTAKE_ROTATION_GRACE_SECONDS: "0" } });
+  const { id } = await world.createService();
+  const reply = await world.request("POST", `/v1/services/${id}/secret_rotations`);
+  expect(reply.body.previous_secret_expires_at).toBe(reply.body.rotated_at);
+});
+
+test("rotation leaves is_monitored, service_name and created_at alone", async () => {
+  world = await createWorld();
+  const { id } = await world.createService("billing");
+  await world.request("PATCH", `/v1/services/${id}`, { body: { is_monitored: false } });
+  world.clock.advance(1_000);
+  await world.request("POST", `/v1/services/${id}/secret_rotations`);
+  const got = await world.request("GET", `/v1/services/${id}`);
+  expect(got.body).toMatchObject({
+    service_name: "billing",
+    is_monitored: false,
+    created_at: "2026-11-22T10:00:00.000Z",
+  });
+});
+
+test("the signing secret is stored sealed: neither it nor its random part is in the database row", async () => {
+  world = await createWorld();
+  const { id, secret } = await world.createService();
+  const record = await world.app.store.services.get(world.tenantId, id.slice(4));
+  expect(record).not.toBeNull();
+  expect(JSON.stringify(record)).not.toContain(secret.slice(6));
+});
