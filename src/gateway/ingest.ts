@@ -104,6 +104,11 @@ export function ingestRoutes(impls: Impls, kit: Kit) {
       {
         // Raw bytes: the signature covers them, and senders' Content-Types vary.
         parse: "none",
+        // A path segment that is not valid percent-encoding arrives as null and would fail the
+        // params schema as a 400; it names no service, so it must get the same 401 as any other.
+        transform: ({ params }: { params: Record<string, unknown> }) => {
+          if (typeof params.service_id !== "string") params.service_id = "";
+        },
         params: IngestParams,
         headers: IngestHeaders,
         response: responses({ 202: IngestAccepted, 200: IngestDuplicate }, 400, 409, 413),

@@ -171,6 +171,8 @@ describe("401 invalid_signature", () => {
       post(world, "svc_0000000000000000000000000000abcd", svc.secret, body),
       post(world, "svc_not-an-id", svc.secret, body),
       post(world, "evt_0000000000000000000000000000abcd", svc.secret, body),
+      post(world, "%E0%A4%A", svc.secret, body),
+      post(world, "%FF", svc.secret, body),
       post(world, svc.id, svc.secret, body, { signature: null }),
       post(world, svc.id, svc.secret, body, { signature: "" }),
       post(world, svc.id, svc.secret, body, { signature: "garbage" }),
