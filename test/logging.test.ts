@@ -1,0 +1,108 @@
+/**
+ * Secrets, tokens and peppers never appear in logs (SPEC §9): a whole session of calls —
+ * successes, failures with bad credentials, and internal errors — is run against a world whose
+ * pepper and secrets key are known, and its captured log is searched for every one of them.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { generateToken } from "../src/domain/credentials.ts";
+import { createWorld, type World } from "./support/harness.ts";
+
+let world: World;
+afterEach(async () => {
+  await world?.close();
+});
+
+const PEPPER = `pepper-${randomBytes(24).toString("hex")}`;
+const KEY = randomBytes(32);
+
+/** Every place a secret could hide in a log line: whole, its random body, or encoded. */
+function needles(secrets: string[]): string[] {
+  const out: string[] = [];
+  for (const s of secrets) {
+    out.push(s);
+    const body = s.replace(/^(service_live_|whsec_)/, "");
+    if (body !== s) out.push(body.slice(0, 20), body.slice(-20));
+    out.push(Buffer.from(s).toString("base64"), Buffer.from(s).toString("hex"));
+  }
+  return out;
+}
+
+function leaks(logs: string[], secrets: string[]): string[] {
+  const found: string[] = [];
+  const text = logs.join("\n");
+  for (const needle of needles(secrets)) if (text.includes(needle)) found.push(needle);
+  for (const m of text.matchAll(/service_live_[0-9A-Za-z]{43}|whsec_[0-9A-Za-z]{43}/g)) found.push(m[0]);
+  return found;
+}
+
+test("the leak detector finds a planted token, secret, pepper and key (so the next test can fail)", () => {
+  const token = generateToken();
+  for (const planted of [token, `whsec_${"a".repeat(43)}`, PEPPER, KEY.toString("base64")]) {
+    expect(leaks([`{"msg":"x","v":${JSON.stringify(`..${planted}..`)}}`], [planted]).length).toBeGreaterThan(0);
+  }
+  expect(leaks([`{"msg":"x","v":"${token.slice(13)}"}`], [token]).length).toBeGreaterThan(0);
+});
+
+test("no token, signing secret, pepper or secrets key appears in the log of a whole session", async () => {
+  world = await createWorld({
+    env: { INTAKE_TOKEN_PEPPER: PEPPER, INTAKE_SECRETS_KEY: KEY.toString("base64") },
+  });
+  const secrets: string[] = [world.ownerToken, PEPPER, KEY.toString("base64"), KEY.toString("hex")];
+  const req = world.request;
+
+  // Tokens: mint (every kind), use, list, read, revoke.
+  const admin = await world.mint({ name: "admin", scope: "read_write", role: "admin" });
+  const reader = await world.mint({ name: "reader", expires_at: "2026-11-22T11:00:00Z" });
+  secrets.push(admin.token, reader.token);
+  await req("GET", "/v1/api_tokens?include_revoked=true", { token: admin.token });
+  await req("GET", `/v1/api_tokens/${reader.id}`, { token: reader.token });
+
+  // Services: create, rotate twice, pause, delete.
+  const svc = await world.createService("billing");
+  secrets.push(svc.secret);
+  for (let i = 0; i < 2; i++) {
+    const rotated = await req("POST", `/v1/services/${svc.id}/secret_rotations`);
+    secrets.push(rotated.body.signing_secret);
+  }
+  await req("PATCH", `/v1/services/${svc.id}`, { body: { is_monitored: false } });
+  const doomed = await world.createService("doomed");
+  secrets.push(doomed.secret);
+  await req("DELETE", `/v1/services/${doomed.id}`);
+
+  // Failures: bad credentials of every kind, in the header and where a body is echoed.
+  const typo = `${world.ownerToken.slice(0, -1)}${world.ownerToken.endsWith("A") ? "B" : "A"}`;
+  const unknown = generateToken();
+  secrets.push(typo, unknown);
+  for (const credential of [typo, unknown, "garbage", world.ownerTokenId, admin.token.toLowerCase()]) {
+    await req("GET", "/v1/tenant", { token: credential });
+    await req("POST", "/v1/api_tokens", { token: credential, body: { name: "x" } });
+  }
+  await req("POST", "/v1/api_tokens", { token: reader.token, body: { name: world.ownerToken } });
+  await req("POST", "/v1/api_tokens", { body: { name: world.ownerToken, bogus: svc.secret } });
+  await req("POST", "/v1/services", { body: { service_name: svc.secret, x: PEPPER } });
+  await req("PATCH", "/v1/tenant", {
+    body: `{"name": "${world.ownerToken}"`,
+    headers: { "content-type": "application/json" },
+  });
+  await req("PATCH", "/v1/tenant", { body: { permission_mode: world.ownerToken } });
+
+  // Revocation, then use of the revoked and the expired token.
+  await req("DELETE", `/v1/api_tokens/${admin.id}`);
+  await req("GET", "/v1/tenant", { token: admin.token });
+  world.clock.set(Date.parse("2026-11-22T11:00:00Z"));
+  await req("GET", "/v1/tenant", { token: reader.token });
+  await world.app.domain.tokens.flushLastUsed();
+
+  // Internal errors: the store goes away mid-session (logged with their cause).
+  await world.app.store.close();
+  await req("GET", `/v1/services/${svc.id}`);
+  await req("POST", "/v1/services", { body: { service_name: "after-close" } });
+  await req("POST", "/v1/api_tokens", { body: { name: "after-close" } });
+  await req("GET", "/v1/tenant", { token: generateToken() });
+
+  // The session did log, including error entries: the search below ran over real output.
+  expect(world.logs.length).toBeGreaterThan(0);
+  expect(world.logs.some((l) => JSON.parse(l).level === "error")).toBe(true);
+  expect(leaks(world.logs, secrets)).toEqual([]);
+});
