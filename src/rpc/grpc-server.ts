@@ -3,7 +3,7 @@
  * interceptor as the main port, with plain gRPC enabled (it needs HTTP/2 trailers, which
  * node:http2 sends), plus the standard grpc.health.v1.Health.
  */
-import { createServer, type Http2Session } from "node:http2";
+import { constants, createServer, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
@@ -42,7 +42,16 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
     },
   });
 
-  const server = createServer(handler);
+  const server = createServer((req, res) => {
+    // A call answered before its request was read to the end (an oversized message, a
+    // rejected credential) leaves the stream half-open while the client waits on flow control,
+    // and a drain would wait for it. RFC 9113 §8.1: after a complete response the server may
+    // end such a stream with RST_STREAM(NO_ERROR).
+    req.stream.once("finish", () => {
+      if (!req.complete && !req.stream.closed) req.stream.close(constants.NGHTTP2_NO_ERROR);
+    });
+    handler(req, res);
+  });
   const sessions = new Set<Http2Session>();
   server.on("session", (session: Http2Session) => {
     sessions.add(session);
