@@ -1,0 +1,249 @@
+/**
+ * End to end through the real CLI: `bootstrap` in a temp data dir, then `serve` as a child
+ * process on a free port, answering real fetch calls; SIGTERM drains in-flight requests and
+ * exits 0.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const ROOT = join(import.meta.dir, "..", "..");
+let dataDir: string;
+
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    INTAKE_DATA_DIR: dataDir,
+    INTAKE_GRPC_PORT: "0",
+    ...extra,
+  };
+}
+
+function cli(args: string[]) {
+  const child = Bun.spawnSync(["bun", "src/cli.ts", ...args], {
+    cwd: ROOT,
+    env: env(),
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 30_000,
+  });
+  return { code: child.exitCode, stdout: child.stdout.toString(), stderr: child.stderr.toString() };
+}
+
+interface Bootstrap {
+  tenant_id: string;
+  token_id: string;
+  token: string;
+}
+
+function parseLine(stdout: string): Bootstrap {
+  const lines = stdout.split("\n").filter((l) => l !== "");
+  expect(lines).toHaveLength(1);
+  const out = JSON.parse(lines[0] as string);
+  expect(Object.keys(out).sort()).toEqual(["tenant_id", "token", "token_id"]);
+  expect(out.tenant_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  expect(out.token_id).toMatch(/^tok_[0-9a-f]{32}$/);
+  expect(out.token).toMatch(/^service_live_[0-9A-Za-z]{43}$/);
+  return out;
+}
+
+/** A line-by-line reader over a child's stdout, so the test can wait for a log line. */
+function lineReader(stream: ReadableStream<Uint8Array>) {
+  const lines: string[] = [];
+  const waiters: Array<() => void> = [];
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of stream) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let nl = buffer.indexOf("\n");
+      while (nl >= 0) {
+        lines.push(buffer.slice(0, nl));
+        buffer = buffer.slice(nl + 1);
+        nl = buffer.indexOf("\n");
+      }
+      for (const wake of waiters.splice(0)) wake();
+    }
+    if (buffer) lines.push(buffer);
+    for (const wake of waiters.splice(0)) wake();
+  })();
+  return {
+    lines,
+    done,
+    async waitFor(match: (line: string) => boolean, ms = 20_000): Promise<string> {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const hit = lines.find(match);
+        if (hit !== undefined) return hit;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for a log line; got:\n${lines.join("\n")}`);
+        await Promise.race([new Promise<void>((r) => waiters.push(r)), Bun.sleep(100)]);
+      }
+    },
+  };
+}
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "intake-e2e-"));
+});
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("intake CLI end to end", () => {
+  let first: Bootstrap;
+  let recovery: Bootstrap;
+
+  test("bootstrap --tenant-name X --json prints one JSON line {tenant_id, token_id, token}", () => {
+    const { code, stdout, stderr } = cli(["bootstrap", "--tenant-name", "Acme E2E", "--json"]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    first = parseLine(stdout);
+  });
+
+  test("bootstrap --tenant-id mints a fresh owner token for that tenant (operator recovery)", () => {
+    const { code, stdout } = cli(["bootstrap", "--tenant-id", first.tenant_id, "--json"]);
+    expect(code).toBe(0);
+    recovery = parseLine(stdout);
+    expect(recovery.tenant_id).toBe(first.tenant_id);
+    expect(recovery.token_id).not.toBe(first.token_id);
+    expect(recovery.token).not.toBe(first.token);
+  });
+
+  test("bootstrap --tenant-id of an unknown or malformed tenant fails with a message, prints no token", () => {
+    for (const id of ["00000000-0000-4000-8000-000000000000", "nope"]) {
+      const { code, stdout, stderr } = cli(["bootstrap", "--tenant-id", id, "--json"]);
+      expect(code).not.toBe(0);
+      expect(stdout).toBe("");
+      expect(stderr).toContain("not_found");
+    }
+  });
+
+  test("bootstrap with both or neither of --tenant-name/--tenant-id, or a bad mode, fails", () => {
+    expect(cli(["bootstrap", "--json"]).code).not.toBe(0);
+    expect(cli(["bootstrap", "--tenant-name", "a", "--tenant-id", first.tenant_id, "--json"]).code).not.toBe(0);
+    expect(cli(["bootstrap", "--tenant-name", "a", "--permission-mode", "anarchy", "--json"]).code).not.toBe(0);
+  });
+
+  describe("serve", () => {
+    let child: Subprocess<"ignore", "pipe", "pipe">;
+    let stdout: ReturnType<typeof lineReader>;
+    let base: string;
+
+    beforeAll(async () => {
+      child = Bun.spawn(["bun", "src/cli.ts", "serve"], {
+        cwd: ROOT,
+        env: env({ PORT: "0", HOST: "127.0.0.1", INTAKE_BUILD: "e2e" }),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      stdout = lineReader(child.stdout);
+      const line = await stdout.waitFor((l) => l.includes('"intake listening"'));
+      base = JSON.parse(line).url.replace(/\/$/, "");
+      expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    });
+
+    afterAll(async () => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await child.exited;
+    });
+
+    test("200 GET /v1/health over a real socket, with the INTAKE_BUILD version", async () => {
+      const res = await fetch(`${base}/v1/health`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+      expect(((await res.json()) as { version: string }).version).toEndWith("+e2e");
+    });
+
+    test("the bootstrap and the recovery tokens both authenticate real fetch calls", async () => {
+      for (const token of [first.token, recovery.token]) {
+        const res = await fetch(`${base}/v1/tenant`, { headers: { authorization: `Bearer ${token}` } });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toMatchObject({
+          id: first.tenant_id,
+          name: "Acme E2E",
+          permission_mode: "role_based",
+        });
+      }
+    });
+
+    test("201 POST /v1/services and 401 without a token over the wire", async () => {
+      const created = await fetch(`${base}/v1/services`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${recovery.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ service_name: "e2e" }),
+      });
+      expect(created.status).toBe(201);
+      const anonymous = await fetch(`${base}/v1/services`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get("www-authenticate")).toStartWith("Bearer");
+    });
+
+    test("413 for a chunked body over 64 KiB sent over a real socket", async () => {
+      const chunk = new TextEncoder().encode(" ".repeat(8192));
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent++ < 12) controller.enqueue(chunk);
+          else controller.close();
+        },
+      });
+      const res = await fetch(`${base}/v1/services`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${recovery.token}`, "content-type": "application/json" },
+        body,
+      });
+      expect(res.status).toBe(413);
+    });
+
+    test("SIGTERM lets an in-flight request finish, then exits 0", async () => {
+      const enc = new TextEncoder();
+      let release: () => void = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let step = 0;
+      // The request is sent with its body held back: it is in flight when SIGTERM arrives.
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (step === 0) controller.enqueue(enc.encode('{"service_name":'));
+          else if (step === 1) {
+            await held;
+            controller.enqueue(enc.encode('"drained"}'));
+          } else controller.close();
+          step++;
+        },
+      });
+      const inFlight = fetch(`${base}/v1/services`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${recovery.token}`, "content-type": "application/json" },
+        body,
+      });
+      await Bun.sleep(300);
+      child.kill("SIGTERM");
+      await stdout.waitFor((l) => l.includes('"draining"'));
+      release();
+      const res = await inFlight;
+      expect(res.status).toBe(201);
+      expect(((await res.json()) as { service_name: string }).service_name).toBe("drained");
+      expect(await child.exited).toBe(0);
+      await stdout.done;
+      expect(stdout.lines.some((l) => l.includes('"stopped"'))).toBe(true);
+      // The listener is gone.
+      await expect(fetch(`${base}/v1/health`)).rejects.toThrow();
+    });
+
+    test("the server's log holds none of the tokens used against it", async () => {
+      await stdout.done;
+      const text = stdout.lines.join("\n") + (await new Response(child.stderr).text());
+      expect(text.length).toBeGreaterThan(0);
+      for (const token of [first.token, recovery.token]) {
+        expect(text).not.toContain(token);
+        expect(text).not.toContain(token.slice(13));
+      }
+      expect(text).not.toMatch(/service_live_[0-9A-Za-z]{43}|whsec_[0-9A-Za-z]{43}/);
+    });
+  });
+});
