@@ -79,7 +79,7 @@ function restCodeOf(error: grpc.ServiceError): string | undefined {
     }
     const any = new BinaryReader(status.bytes());
     let typeUrl = "";
-    let value = new Uint8Array();
+    let value: Uint8Array = new Uint8Array();
     while (any.pos < any.len) {
       const [f, w] = any.tag();
       if (f === 1) typeUrl = any.string();

@@ -25,6 +25,18 @@ afterEach(async () => {
   served = undefined;
 });
 
+/** A Connect error body, or the REST error shape for routes the gateway answers itself. */
+interface Answer {
+  code?: string;
+  message?: string;
+  error?: { code: string };
+  service?: { isMonitored: boolean; serviceName: string };
+}
+
+async function answer(res: Response): Promise<Answer> {
+  return (await res.json()) as Answer;
+}
+
 function connectJson(s: Served, path: string, body: string, token?: string | null): Promise<Response> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (token !== null) headers.authorization = `Bearer ${token ?? s.world.ownerToken}`;
@@ -38,10 +50,10 @@ test("200 Connect JSON call on the main port carries X-Request-Id and every impl
   const res = await connectJson(served, "/intake.v1.ServiceRegistryService/GetService", JSON.stringify({ id: svc.id }));
   expect(res.status).toBe(200);
   expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
-  const body = await res.json();
+  const body = await answer(res);
   // proto3 would omit a false bool; the REST form always has it, so the Connect JSON form does too.
-  expect(body.service.isMonitored).toBe(false);
-  expect(body.service.serviceName).toBe("quiet");
+  expect(body.service?.isMonitored).toBe(false);
+  expect(body.service?.serviceName).toBe("quiet");
 });
 
 test("error responses of RPC paths carry X-Request-Id too (Connect and gRPC-Web)", async () => {
@@ -49,7 +61,7 @@ test("error responses of RPC paths carry X-Request-Id too (Connect and gRPC-Web)
   const connect = await connectJson(served, "/intake.v1.TenantService/GetTenant", "{}", null);
   expect(connect.status).toBe(401);
   expect(connect.headers.get("x-request-id")).toMatch(/^req_/);
-  expect((await connect.json()).code).toBe("unauthenticated");
+  expect((await answer(connect)).code).toBe("unauthenticated");
   const grpcWeb = await fetch(`${served.baseUrl}/intake.v1.TenantService/GetTenant`, {
     method: "POST",
     headers: { "content-type": "application/grpc-web+proto" },
@@ -67,7 +79,7 @@ test("400 invalid_argument for an unknown field in Connect JSON (strict, like RE
     JSON.stringify({ name: "x", nme: 1 }),
   );
   expect(res.status).toBe(400);
-  const body = await res.json();
+  const body = await answer(res);
   expect(body.code).toBe("invalid_argument");
   expect(body.message).toContain("nme");
 });
@@ -76,7 +88,7 @@ test("401 unauthenticated before the message is read: no token and a garbage bod
   served = await serveWorld();
   const res = await connectJson(served, "/intake.v1.ApiTokenService/CreateApiToken", "{not json", null);
   expect(res.status).toBe(401);
-  expect((await res.json()).code).toBe("unauthenticated");
+  expect((await answer(res)).code).toBe("unauthenticated");
 });
 
 test("405 method_not_allowed with Allow: POST for GET on an RPC path; 404 for an unknown method", async () => {
@@ -86,7 +98,7 @@ test("405 method_not_allowed with Allow: POST for GET on an RPC path; 404 for an
   expect(get.headers.get("allow")).toBe("POST");
   const unknown = await connectJson(served, "/intake.v1.TenantService/DropTenant", "{}");
   expect(unknown.status).toBe(404);
-  expect((await unknown.json()).error.code).toBe("not_found");
+  expect((await answer(unknown)).error?.code).toBe("not_found");
 });
 
 test("415 for plain gRPC on the main port: it is served only on the h2c listener", async () => {
