@@ -28,9 +28,11 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
   let owner: string;
   let redis: Redis | undefined;
 
+  let env: Record<string, string>;
+
   beforeAll(async () => {
     database = await createTestDatabase();
-    const env = {
+    env = {
       DATABASE_URL: database.url,
       REDIS_URL: TEST_REDIS_URL,
       INTAKE_REDIS_KEY_PREFIX: prefix,
@@ -147,6 +149,59 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
     expect((await ingest(b, service.id, service.signing_secret)).status).toBe(202);
     expect((await a.fetch(`/v1/services/${service.id}`, { method: "DELETE", token: owner })).status).toBe(204);
     expect((await ingest(b, service.id, service.signing_secret)).status).toBe(401);
+  });
+
+  test("races between A and B are decided by the database: one name, one idempotency key, one last owner", async () => {
+    const names = await Promise.all(
+      [a, b].map((on) =>
+        on.fetch("/v1/services", {
+          method: "POST",
+          token: owner,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ service_name: "contested" }),
+        }),
+      ),
+    );
+    expect(names.map((r) => r.status).sort()).toEqual([201, 409]);
+    const winner = names.find((r) => r.status === 201) as Response;
+    const service = (await winner.json()) as { id: string; signing_secret: string };
+
+    const body = JSON.stringify({ type: "once" });
+    const sig = signature(service.signing_secret, body);
+    const sent = await Promise.all(
+      [a, b].map((on) =>
+        on.fetch(`/v1/ingest/${service.id}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-service-signature": sig, "idempotency-key": "k-1" },
+          body,
+        }),
+      ),
+    );
+    expect(sent.map((r) => r.status).sort()).toEqual([200, 202]);
+    const [first, second] = (await Promise.all(sent.map((r) => r.json()))) as Array<{ id: string }>;
+    expect(first?.id).toBe(second?.id as string);
+
+    // A tenant of its own (the CLI again), so the shared owner token above is not at stake.
+    const solo = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Solo", "--json"], env)) as {
+      token: string;
+      token_id: string;
+    };
+    const minted = await a.fetch("/v1/api_tokens", {
+      method: "POST",
+      token: solo.token,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "second owner", scope: "read_write", role: "owner" }),
+    });
+    expect(minted.status).toBe(201);
+    const secondOwner = (await minted.json()) as { id: string; token: string };
+    // Each instance revokes the other owner token at once: only one may win, or no owner is left.
+    const revocations = await Promise.all([
+      a.fetch(`/v1/api_tokens/${secondOwner.id}`, { method: "DELETE", token: solo.token }),
+      b.fetch(`/v1/api_tokens/${solo.token_id}`, { method: "DELETE", token: secondOwner.token }),
+    ]);
+    expect(revocations.map((r) => r.status).sort()).toEqual([200, 409]);
+    const alive = await Promise.all([solo.token, secondOwner.token].map((t) => tenantStatus(b, t)));
+    expect(alive.sort()).toEqual([200, 401]);
   });
 
   test("a rotation through A: B verifies the new secret at once, and the old one until the grace window ends", async () => {
