@@ -414,6 +414,36 @@ describe("409", () => {
   });
 });
 
+describe("409 under concurrency", () => {
+  test("409 service_name_taken: of three concurrent creates of one name, exactly one is 201", async () => {
+    world = await createWorld();
+    const replies = await Promise.all(
+      [1, 2, 3].map(() => world.request("POST", "/v1/services", { body: { service_name: "dup" } })),
+    );
+    expect(replies.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+    expect((await world.request("GET", "/v1/services")).body.data).toHaveLength(1);
+  });
+
+  test("409 last_owner_token: revoking every owner read_write token at once leaves exactly one", async () => {
+    world = await createWorld();
+    const owners = await Promise.all(
+      [1, 2, 3].map((i) => world.mint({ name: `o${i}`, scope: "read_write", role: "owner" })),
+    );
+    const ids = [world.ownerTokenId, ...owners.map((o) => o.id)];
+    const replies = await Promise.all(
+      ids.map((id) => world.request("DELETE", `/v1/api_tokens/${id}`, { token: owners[0]?.token })),
+    );
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 409]);
+    // Read the list with whichever owner token survived.
+    let listed: { data: Array<{ role: string }> } = { data: [] };
+    for (const token of [world.ownerToken, ...owners.map((o) => o.token)]) {
+      const reply = await world.request("GET", "/v1/api_tokens", { token });
+      if (reply.status === 200) listed = reply.body;
+    }
+    expect(listed.data.filter((t: { role: string }) => t.role === "owner")).toHaveLength(1);
+  });
+});
+
 describe("413", () => {
   test("413 payload_too_large for a JSON body over 64 KiB (with Content-Length)", async () => {
     world = await createWorld();
