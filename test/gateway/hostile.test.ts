@@ -28,6 +28,8 @@ function hostileBodies(): Array<[string, string | Uint8Array]> {
     ["a JSON string", '"x"'],
     ["a JSON number", "42"],
     ["JSON true", "true"],
+    ["50k unclosed brackets (within 64 KiB)", "[".repeat(50_000)],
+    ["50k unclosed brackets in a field", `{"name":${"[".repeat(50_000)}`],
     ["arrays nested 30k levels (within 64 KiB)", `${"[".repeat(30_000)}${"]".repeat(30_000)}`],
     ["objects nested 5k levels in a field", `{"name":${'{"a":'.repeat(5_000)}1${"}".repeat(5_000)}}`],
     ["arrays nested 30k levels in a known field", `{"name":${"[".repeat(30_000)}${"]".repeat(30_000)}}`],
