@@ -120,6 +120,18 @@ describe("intake CLI end to end", () => {
     }
   });
 
+  test("bootstrap refuses DATABASE_URL=sqlite::memory: (the CLI cannot reach a server's memory)", () => {
+    const child = Bun.spawnSync(["bun", "src/cli.ts", "bootstrap", "--tenant-name", "x", "--json"], {
+      cwd: ROOT,
+      env: env({ DATABASE_URL: "sqlite::memory:" }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(child.exitCode).not.toBe(0);
+    expect(child.stdout.toString()).toBe("");
+    expect(child.stderr.toString()).toContain("sqlite::memory:");
+  });
+
   test("bootstrap with both or neither of --tenant-name/--tenant-id, or a bad mode, fails", () => {
     expect(cli(["bootstrap", "--json"]).code).not.toBe(0);
     expect(cli(["bootstrap", "--tenant-name", "a", "--tenant-id", first.tenant_id, "--json"]).code).not.toBe(0);
@@ -155,6 +167,13 @@ describe("intake CLI end to end", () => {
       expect(res.status).toBe(200);
       expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
       expect(((await res.json()) as { version: string }).version).toEndWith("+e2e");
+    });
+
+    test("bootstrap --permission-mode flat (run beside the server) makes a tenant that reports flat", async () => {
+      const { stdout } = cli(["bootstrap", "--tenant-name", "Flat Two", "--permission-mode", "flat", "--json"]);
+      const flat = parseLine(stdout);
+      const res = await fetch(`${base}/v1/tenant`, { headers: { authorization: `Bearer ${flat.token}` } });
+      expect(await res.json()).toMatchObject({ id: flat.tenant_id, permission_mode: "flat" });
     });
 
     test("the bootstrap and the recovery tokens both authenticate real fetch calls", async () => {

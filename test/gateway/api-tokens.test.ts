@@ -227,3 +227,13 @@ test("prefixes are unique across every token ever minted, revoked included", asy
   }
   expect(prefixes.size).toBe(30);
 });
+
+test("the database row of a token holds only its HMAC digest, never the credential", async () => {
+  world = await createWorld();
+  const { id, token } = await world.mint({ name: "stored" });
+  const record = await world.app.store.tokens.get(world.tenantId, id.slice(4));
+  expect(record?.digest).toMatch(/^[0-9a-f]{64}$/);
+  const row = JSON.stringify(record);
+  expect(row).not.toContain(token);
+  expect(row).not.toContain(token.slice(21));
+});

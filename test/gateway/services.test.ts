@@ -1,4 +1,6 @@
 import { afterEach, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { createSealer } from "../../src/domain/sealing.ts";
 import { createWorld, type World } from "../support/harness.ts";
 
 let world: World;
@@ -178,4 +180,31 @@ test("the signing secret is stored sealed: neither it nor its random part is in 
   const record = await world.app.store.services.get(world.tenantId, id.slice(4));
   expect(record).not.toBeNull();
   expect(JSON.stringify(record)).not.toContain(secret.slice(6));
+});
+
+test("a second rotation retires the oldest secret: the store holds exactly the two newest, sealed to the service", async () => {
+  const key = randomBytes(32);
+  world = await createWorld({ env: { INTAKE_SECRETS_KEY: key.toString("base64") } });
+  const sealer = createSealer(new Uint8Array(key));
+  const { id, secret: original } = await world.createService();
+  const first = (await world.request("POST", `/v1/services/${id}/secret_rotations`)).body.signing_secret;
+  world.clock.advance(1_000);
+  const second = (await world.request("POST", `/v1/services/${id}/secret_rotations`)).body.signing_secret;
+  const raw = id.slice(4);
+  const record = await world.app.store.services.get(world.tenantId, raw);
+  if (!record?.previousSecretCiphertext) throw new Error("expected a previous secret");
+  expect(sealer.open(record.secretCiphertext, raw)).toBe(second);
+  expect(sealer.open(record.previousSecretCiphertext, raw)).toBe(first);
+  const stored = JSON.stringify(record);
+  for (const secret of [original, first, second]) expect(stored).not.toContain(secret.slice(6));
+});
+
+test("previous_secret_expires_at stays on the record after the grace window has passed", async () => {
+  world = await createWorld({ env: { INTAKE_ROTATION_GRACE_SECONDS: "60" } });
+  const { id } = await world.createService();
+  const rotation = await world.request("POST", `/v1/services/${id}/secret_rotations`);
+  world.clock.advance(3_600_000);
+  const got = await world.request("GET", `/v1/services/${id}`);
+  expect(got.body.previous_secret_expires_at).toBe(rotation.body.previous_secret_expires_at);
+  expect(got.body.secret_rotated_at).toBe(rotation.body.rotated_at);
 });
