@@ -87,13 +87,19 @@ function addDetailResponses(paths: Paths, routes: RouteRecord[]) {
 }
 
 function docsPage(): string {
-  // Scalar's defaults fetch web fonts and offer a hosted client: both off, so nothing leaves
-  // this origin. JSON inside <script> is safe here: no value holds "</".
+  // Scalar's defaults fetch web fonts and offer hosted extras (client, AI agent, MCP, deploy
+  // toolbar): all off, so nothing on the page leads off this origin. Every tag open: fifteen
+  // operations read best as one page. JSON inside <script> is safe: no value holds "</".
   const configuration = JSON.stringify({
     url: OPENAPI_PATH,
     withDefaultFonts: false,
     telemetry: false,
     hideClientButton: true,
+    showDeveloperTools: "never",
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    defaultOpenAllTags: true,
+    authentication: { preferredSecurityScheme: "bearer" },
   });
   return `<!doctype html>
 <html lang="en">
@@ -103,9 +109,10 @@ function docsPage(): string {
     <title>Intake API reference</title>
   </head>
   <body>
-    <div id="api-reference"></div>
+    <!-- Not id="api-reference": the bundle auto-mounts a second, default-configured copy there. -->
+    <div id="intake-api-reference"></div>
     <script src="${DOCS_BUNDLE_PATH}"></script>
-    <script>Scalar.createApiReference("#api-reference", ${configuration});</script>
+    <script>Scalar.createApiReference("#intake-api-reference", ${configuration});</script>
   </body>
 </html>
 `;
