@@ -6,7 +6,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { createServer } from "node:net";
 import { createClient } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import {
   HealthCheckResponse_ServingStatus as ServingStatus,
   Health as StandardHealth,
@@ -109,6 +109,13 @@ test("415 for plain gRPC on the main port: it is served only on the h2c listener
     body: new Uint8Array([0, 0, 0, 0, 0]),
   });
   expect(res.status).toBe(415);
+});
+
+test("the gRPC port speaks Connect (JSON over h2c) too", async () => {
+  served = await serveWorld();
+  const transport = createConnectTransport({ baseUrl: served.grpcUrl, httpVersion: "2" });
+  const health = createClient(HealthService, transport);
+  expect((await health.getHealth({})).status).toBe("ok");
 });
 
 test("resource_exhausted for a management message over 64 KiB, on both ports", async () => {
