@@ -1,5 +1,5 @@
 import { DomainError } from "./errors.ts";
-import type { Principal, Role } from "./types.ts";
+import type { Principal, Role, TokenRecord } from "./types.ts";
 
 const RANK: Record<Role, number> = { owner: 3, admin: 2, member: 1 };
 
@@ -27,4 +27,17 @@ export function forbidEscalation(principal: Principal, target: Role, action: "mi
   if (RANK[target] > RANK[principal.role]) {
     throw new DomainError("role_escalation", `A ${principal.role} token cannot ${action} a token of role ${target}.`);
   }
+}
+
+/**
+ * A token that keeps the tenant administrable: owner, read_write, not revoked, not expired at
+ * `now`. Stores use it inside the revocation transaction (409 last_owner_token).
+ */
+export function isActiveOwner(token: TokenRecord, now: number): boolean {
+  return (
+    token.role === "owner" &&
+    token.scope === "read_write" &&
+    token.revokedAt === null &&
+    (token.expiresAt === null || token.expiresAt > now)
+  );
 }

@@ -8,8 +8,8 @@ import { SQL as BunSQL } from "bun";
 import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
 import { migrate } from "drizzle-orm/bun-sql/migrator";
+import { isActiveOwner } from "../../domain/access.ts";
 import { DomainError } from "../../domain/errors.ts";
-import type { TokenRecord } from "../../domain/types.ts";
 import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, Store } from "../ports.ts";
 import { apiTokens, events, services, tenants } from "./schema.ts";
 
@@ -91,15 +91,6 @@ async function guard<T>(operation: () => Promise<T>): Promise<T> {
 
 function pageCondition(idColumn: Column, query: PageQuery): SQL | undefined {
   return query.before === undefined ? undefined : lt(idColumn, query.before);
-}
-
-function isActiveOwner(token: TokenRecord, now: number): boolean {
-  return (
-    token.role === "owner" &&
-    token.scope === "read_write" &&
-    token.revokedAt === null &&
-    (token.expiresAt === null || token.expiresAt > now)
-  );
 }
 
 function buildStatements(db: BunSQLDatabase) {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { and, type Column, desc, eq, gt, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { migrate } from "drizzle-orm/bun-sqlite/migrator";
+import { isActiveOwner } from "../../domain/access.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
 import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, SecretRotation, Store } from "../ports.ts";
@@ -89,15 +90,6 @@ function activeOwnerCondition(now: number): SQL | undefined {
     eq(apiTokens.scope, "read_write"),
     isNull(apiTokens.revokedAt),
     or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
-  );
-}
-
-function isActiveOwner(token: TokenRecord, now: number): boolean {
-  return (
-    token.role === "owner" &&
-    token.scope === "read_write" &&
-    token.revokedAt === null &&
-    (token.expiresAt === null || token.expiresAt > now)
   );
 }
 
