@@ -50,6 +50,7 @@ import {
   fmtMs,
   fmtRatio,
   fmtRps,
+  pairedRatio,
   type Row,
   renderMarkdown,
   type Sample,
@@ -75,7 +76,9 @@ const { values: flags } = parseArgs({
 const smoke = flags.smoke === true;
 const settings = {
   smoke,
-  rounds: Number(flags.rounds ?? (smoke ? 1 : 3)),
+  rounds: Number(flags.rounds ?? (smoke ? 1 : 5)),
+  // A cold round is short (each sample token once) and needs a fresh process: more of them.
+  coldRounds: Number(flags.rounds ?? (smoke ? 1 : 7)),
   durationS: Number(flags.duration ?? (smoke ? 1 : 5)),
   warmupS: smoke ? 1 : 2,
   // Two cores hold both the server and wrk: one wrk thread leaves the other core to the server.
@@ -190,8 +193,6 @@ async function expectStatus(url: string, init: RequestInit, expected: number, wh
     throw new Error(`${what}: expected ${expected}, got ${res.status} ${text.slice(0, 300)}`);
 }
 
-const ratio = (a: number, b: number) => a / b;
-
 // ---------------------------------------------------------------------------------------------
 // Processes
 
@@ -285,7 +286,7 @@ async function main(): Promise<void> {
           wrkTarget("baseline GET", { url: `${baseline.url}/v1/health`, connections: 32, script: "get.lua" }),
           wrkTarget("Intake GET /v1/health", { url: `${intake.url}/v1/health`, connections: 32, script: "get.lua" }),
         ]);
-        const r = ratio(summarize(health as Series).rps, summarize(base as Series).rps);
+        const r = pairedRatio(health as Series, base as Series);
         rows.push({
           scenario: 1,
           title: "GET /v1/health vs bare GET (32 conns)",
@@ -319,7 +320,7 @@ async function main(): Promise<void> {
           }),
         ]);
         const t = summarize(tenant as Series);
-        const r = ratio(t.rps, summarize(base as Series).rps);
+        const r = pairedRatio(tenant as Series, base as Series);
         rows.push({
           scenario: 2,
           title: "GET /v1/tenant, bearer, warm cache vs bare GET (32 conns)",
@@ -357,7 +358,7 @@ async function main(): Promise<void> {
         ]);
         const s = summarize(shallow as Series);
         const d = summarize(deep as Series);
-        const cost = ratio(s.rps, d.rps);
+        const cost = pairedRatio(shallow as Series, deep as Series);
         rows.push({
           scenario: 6,
           title: `GET /v1/services page after ${depth.toLocaleString("en-US")} rows vs page 1`,
@@ -451,12 +452,12 @@ async function main(): Promise<void> {
       const b = summarize(base as Series);
       const gs = summarize(grp as Series);
       const ps = summarize(perReq as Series);
-      const r = ratio(gs.rps, b.rps);
+      const r = pairedRatio(grp as Series, base as Series);
       rows.push({
         scenario: 3,
         title: "Signed ingest, SQLite FULL, group commit vs bare POST (128 conns)",
         goal: "≥ 0.35×, p99 ≤ 15 ms",
-        measured: `${fmtRatio(r)} (${fmtRps(gs.rps)} vs ${fmtRps(b.rps)} req/s), p99 ${fmtMs(gs.p99Us)} ms; ${fmtRatio(ratio(gs.rps, ps.rps))} per_request (${fmtRps(ps.rps)} req/s, p99 ${fmtMs(ps.p99Us)} ms)`,
+        measured: `${fmtRatio(r)} (${fmtRps(gs.rps)} vs ${fmtRps(b.rps)} req/s), p99 ${fmtMs(gs.p99Us)} ms; ${fmtRatio(pairedRatio(grp as Series, perReq as Series))} per_request (${fmtRps(ps.rps)} req/s, p99 ${fmtMs(ps.p99Us)} ms)`,
         status: r >= 0.35 && gs.p99Us <= 15_000 ? "met" : "missed",
       });
       const mem = memoryOf(group.pid);
@@ -616,7 +617,7 @@ async function main(): Promise<void> {
     // Cold: a fresh process per round (the token cache starts empty), its JIT warmed on the
     // hit path and on the miss path with unknown tokens, then every sample token exactly once.
     const coldSeries: Series[] = prepared.map((p) => ({ scenario: 5, label: `cold, ${p.label}`, samples: [] }));
-    for (let round = 1; round <= settings.rounds; round++) {
+    for (let round = 1; round <= settings.coldRounds; round++) {
       for (const [i, p] of prepared.entries()) {
         const intake = await start(p.spec);
         try {
@@ -648,7 +649,7 @@ async function main(): Promise<void> {
           check(5, `cold ${p.label}`, sample, `round ${round}`);
           (coldSeries[i] as Series).samples.push(sample);
           log(
-            `  round ${round}/${settings.rounds} cold, ${p.label}: ${r.requests} first-use tokens, ${fmtRps(r.rps)} req/s, p50 ${fmtMs(r.p50Us)} ms, p99 ${fmtMs(r.p99Us)} ms`,
+            `  round ${round}/${settings.coldRounds} cold, ${p.label}: ${r.requests} first-use tokens, ${fmtRps(r.rps)} req/s, p50 ${fmtMs(r.p50Us)} ms, p99 ${fmtMs(r.p99Us)} ms`,
           );
         } finally {
           await stopIntake(intake);
@@ -660,8 +661,8 @@ async function main(): Promise<void> {
     const wl = summarize(warmLarge);
     const cs = summarize(coldSeries[0] as Series);
     const cl = summarize(coldSeries[1] as Series);
-    const warmCost = ratio(ws.rps, wl.rps);
-    const coldCost = ratio(cs.rps, cl.rps);
+    const warmCost = pairedRatio(warmSmall, warmLarge);
+    const coldCost = pairedRatio(coldSeries[0] as Series, coldSeries[1] as Series);
     rows.push({
       scenario: 5,
       title: `Auth cost, ${large.label} vs ${small.label}, warm cache (GET /v1/tenant)`,
@@ -695,7 +696,7 @@ async function main(): Promise<void> {
     `- machine: ${CORES} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other work (see noise)`,
     `- bun ${Bun.version}, ${wrkVersion}, git ${(await runCommand(["git", "rev-parse", "--short", "HEAD"], { timeoutMs: 5_000 })).stdout.trim()}`,
     `- command: \`${command}\``,
-    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target, interleaved; warm-up ${settings.warmupS} s; wrk -t${settings.threads}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
+    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target, interleaved (cold auth: ${settings.coldRounds} fresh processes per store); ratios are medians of per-round paired ratios; warm-up ${settings.warmupS} s; wrk -t${settings.threads}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
     `- whole run: ${elapsed.toFixed(0)} s; others' CPU ${whole.othersPct.toFixed(1)}% of all cores`,
   ];
   const markdown = renderMarkdown({ header, rows, series: allSeries, noise: noises });

@@ -26,6 +26,15 @@ export function median(values: number[]): number {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/**
+ * Ratio of req/s of `a` to `b`, paired per round (a's round i against b's round i, which ran
+ * right after it), then the median: slow drifts in the machine's load cancel within a pair.
+ */
+export function pairedRatio(a: Series, b: Series): number {
+  const n = Math.min(a.samples.length, b.samples.length);
+  return median(Array.from({ length: n }, (_, i) => (a.samples[i] as Sample).rps / (b.samples[i] as Sample).rps));
+}
+
 export interface Summary {
   rps: number;
   rpsMin: number;
