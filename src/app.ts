@@ -67,6 +67,7 @@ export function createDomain(deps: {
 }) {
   const { store, cache, keys, config, logger, clock } = deps;
   const newId = createIdGenerator(() => clock.now());
+  const sealer = createSealer(keys.secretsKey);
   // A revoked token must fail on the next request: revocation invalidates before answering,
   // so the TTL only bounds memory and the damage of a lost invalidation.
   const tokenCache = cache.namespace<CachedToken>("tok", { ttlMs: 60_000, negativeTtlMs: 5_000, maxEntries: 100_000 });
@@ -86,7 +87,7 @@ export function createDomain(deps: {
   const services = createServices({
     store,
     signingCache,
-    sealer: createSealer(keys.secretsKey),
+    sealer,
     clock,
     newId,
     rotationGraceMs: config.rotationGraceSeconds * 1000,
@@ -95,7 +96,7 @@ export function createDomain(deps: {
   const ingest = createIngest({
     store,
     signingCache,
-    sealer: createSealer(keys.secretsKey),
+    sealer,
     clock,
     newId,
     logger,
