@@ -6,13 +6,15 @@
 export type IdKind = "tok" | "svc" | "evt" | "req";
 
 const HEX = /^[0-9a-f]{32}$/;
-const hexByte = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
 export function createIdGenerator(now: () => number = Date.now): () => string {
   let lastMs = -1;
   let counter = 0;
   const bytes = new Uint8Array(16);
   const randomTail = bytes.subarray(8);
+  // A Buffer view of the same bytes: its hex encoding is native and yields a flat string,
+  // several times cheaper than concatenating 16 table lookups (this runs for every request id).
+  const hexView = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return () => {
     let ms = now();
     if (ms <= lastMs) {
@@ -39,9 +41,7 @@ export function createIdGenerator(now: () => number = Date.now): () => string {
     bytes[6] = 0x70 | (counter >>> 8);
     bytes[7] = counter & 0xff;
     bytes[8] = 0x80 | ((bytes[8] as number) & 0x3f);
-    let out = "";
-    for (const b of bytes) out += hexByte[b];
-    return out;
+    return hexView.toString("hex");
   };
 }
 
