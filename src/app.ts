@@ -12,7 +12,7 @@ import { createSealer } from "./domain/sealing.ts";
 import { createServices, type SigningMaterial } from "./domain/services.ts";
 import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
-import { type Clock, systemClock } from "./domain/types.ts";
+import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
 import { createGateway } from "./gateway/gateway.ts";
 import type { Impls } from "./gateway/impls.ts";
 import type { Logger } from "./logger.ts";
@@ -92,7 +92,8 @@ export function createDomain(deps: {
     newId,
     rotationGraceMs: config.rotationGraceSeconds * 1000,
   });
-  const tenants = createTenants({ store });
+  const tenantCache = cache.namespace<TenantRecord>("tnt", { ttlMs: 60_000, negativeTtlMs: 5_000, maxEntries: 10_000 });
+  const tenants = createTenants({ store, tenantCache });
   const ingest = createIngest({
     store,
     signingCache,

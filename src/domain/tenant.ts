@@ -1,16 +1,26 @@
 /**
  * The caller's tenant (SPEC §5): read, and rename. permission_mode never changes in v1.
  */
+import type { CacheNamespace } from "../cache/ports.ts";
 import type { Store } from "../store/ports.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import type { Principal, TenantRecord } from "./types.ts";
 import { checkName, throwIfIssues } from "./validation.ts";
 
-export function createTenants(deps: { store: Store }) {
-  const { store } = deps;
+export interface TenantDeps {
+  store: Store;
+  /** Keyed by tenant id; a rename invalidates (on every instance) before it answers. */
+  tenantCache: CacheNamespace<TenantRecord>;
+}
+
+export function createTenants(deps: TenantDeps) {
+  const { store, tenantCache } = deps;
 
   async function getTenant(principal: Principal): Promise<TenantRecord> {
-    const tenant = await store.tenants.get(principal.tenantId);
+    // Read on every GET /v1/tenant; a store round trip was the largest cost of that route (bench/README.md).
+    const tenant =
+      tenantCache.peek(principal.tenantId) ??
+      (await tenantCache.getOrLoad(principal.tenantId, () => store.tenants.get(principal.tenantId)));
     if (!tenant) throw notFound("tenant");
     return tenant;
   }
@@ -28,6 +38,7 @@ export function createTenants(deps: { store: Store }) {
     throwIfIssues(issues);
     const tenant = await store.tenants.rename(principal.tenantId, name);
     if (!tenant) throw notFound("tenant");
+    await tenantCache.invalidate(principal.tenantId);
     return tenant;
   }
 
