@@ -8,6 +8,7 @@
  * then judges and decodes those bytes. Nothing of the body is looked at before the caller is known.
  */
 import { createContextValues } from "@connectrpc/connect";
+import type { Principal } from "../domain/types.ts";
 import type { Admission } from "../rpc/admission.ts";
 import { type CallContext, principalKey } from "../rpc/context.ts";
 import { connectErrorFor } from "../rpc/errors.ts";
@@ -70,16 +71,21 @@ function nestedDeeperThan(root: object, limit: number): boolean {
 export function createKit(admission: Admission) {
   const calls = new WeakMap<Request, CallContext>();
 
-  async function admit(ctx: Pick<HookContext, "request" | "params">, method: MethodName): Promise<CallContext> {
-    const principal = await admission.admit(ctx.request.headers.get("authorization"), method);
+  function remember(ctx: Pick<HookContext, "request" | "params">, principal: Principal): CallContext {
     // A path segment that is not valid percent-encoding (`%E0%A4%A`) reaches here as null, and
     // would fail the params schema as a 400: it names no resource, so it is a 404 (SPEC §1).
-    if (Object.values(ctx.params ?? {}).some((value) => typeof value !== "string")) {
-      throw connectErrorFor("not_found", "No such resource.");
+    for (const key in ctx.params) {
+      if (typeof ctx.params[key] !== "string") throw connectErrorFor("not_found", "No such resource.");
     }
     const call: CallContext = { values: createContextValues().set(principalKey, principal) };
     calls.set(ctx.request, call);
     return call;
+  }
+
+  /** Synchronous when the token is in the in-process cache: the hot path awaits nothing. */
+  function admit(ctx: Pick<HookContext, "request" | "params">, method: MethodName): CallContext | Promise<CallContext> {
+    const principal = admission.admit(ctx.request.headers.get("authorization"), method);
+    return principal instanceof Promise ? principal.then((p) => remember(ctx, p)) : remember(ctx, principal);
   }
 
   return {
@@ -90,8 +96,9 @@ export function createKit(admission: Admission) {
         // Destructured on purpose: Elysia infers from the source which context fields a hook
         // reads, and a whole `ctx` makes it parse cookies and build a cookie jar per request,
         // which then forces it to rebuild every returned Response (bench/README.md, scenario 2).
-        transform: async ({ request, params }: Pick<HookContext, "request" | "params">) => {
-          await admit({ request, params }, method);
+        transform: ({ request, params }: Pick<HookContext, "request" | "params">) => {
+          const admitted = admit({ request, params }, method);
+          if (admitted instanceof Promise) return admitted.then(() => undefined);
         },
       };
     },
