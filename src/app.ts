@@ -14,6 +14,7 @@ import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
 import { createGateway } from "./gateway/gateway.ts";
+import { healthBody, nativeHealthRoutes } from "./gateway/health.ts";
 import type { Impls } from "./gateway/impls.ts";
 import type { Logger } from "./logger.ts";
 import { createAdmission } from "./rpc/admission.ts";
@@ -155,6 +156,8 @@ export async function createApp(options: AppOptions) {
     admission,
     gateway,
     fetch: (r: Request) => gateway.handle(r),
+    /** Bun.serve `routes` served without the gateway's dispatch (the health probe). */
+    nativeRoutes: nativeHealthRoutes(await healthBody(impls)),
     listenGrpc: listenGrpcOn,
     close,
   };

@@ -12,6 +12,7 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
+    routes: app.nativeRoutes,
     fetch: app.fetch,
     // The gateway enforces its own, smaller limits while reading.
     maxRequestBodySize: Math.max(config.maxEventBytes, 64 * 1024) + 1024 * 1024,

@@ -10,7 +10,7 @@ import type { Admission } from "../rpc/admission.ts";
 import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
-import { healthRoutes } from "./health.ts";
+import { healthBody, healthRoutes } from "./health.ts";
 import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
 import type { Impls } from "./impls.ts";
 import { ingestRoutes } from "./ingest.ts";
@@ -102,7 +102,7 @@ export async function createGateway(deps: GatewayDeps) {
           return responseForError(error, requestId, logger);
       }
     })
-    .use(await healthRoutes(impls))
+    .use(healthRoutes(await healthBody(impls)))
     .use(tenantRoutes(impls, kit))
     .use(apiTokenRoutes(impls, kit))
     .use(serviceRoutes(impls, kit))

@@ -2,21 +2,42 @@ import { create } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { Elysia } from "elysia";
 import { GetHealthRequestSchema } from "../../gen/intake/v1/health_pb.ts";
-import { ELYSIA_SETTINGS } from "./http.ts";
+import { createIdGenerator, formatId } from "../domain/ids.ts";
+import { ELYSIA_SETTINGS, JSON_TYPE, REQUEST_ID_HEADER } from "./http.ts";
 import type { Impls } from "./impls.ts";
 import { Health } from "./schemas.ts";
 
-/** No auth, no store, no cache (SPEC §6): the body is built once, at start. */
-export async function healthRoutes(impls: Impls) {
+/** No auth, no store, no cache (SPEC §6): the body is built once, at start, by the rpc implementation. */
+export async function healthBody(impls: Impls): Promise<string> {
   const answer = await impls.health.getHealth(create(GetHealthRequestSchema), { values: createContextValues() });
-  const body = JSON.stringify({ status: answer.status, version: answer.version });
+  return JSON.stringify({ status: answer.status, version: answer.version });
+}
+
+export function healthRoutes(body: string) {
   return new Elysia({ ...ELYSIA_SETTINGS, name: "health" }).get(
     "/v1/health",
-    () => new Response(body, { headers: { "content-type": "application/json; charset=utf-8" } }),
+    () => new Response(body, { headers: { "content-type": JSON_TYPE } }),
     {
       parse: "none",
       response: { 200: Health },
       detail: { summary: "Liveness probe and deployed version", tags: ["Health"], security: [] },
     },
   );
+}
+
+/**
+ * The probe as a Bun.serve native route: load balancers call it constantly, and Elysia's
+ * dispatch was most of its cost (bench/README.md, scenario 1). Other methods on the path fall
+ * through to the gateway, which answers 405 with Allow.
+ */
+export function nativeHealthRoutes(body: string) {
+  const newRequestId = createIdGenerator();
+  return {
+    "/v1/health": {
+      GET: () =>
+        new Response(body, {
+          headers: { "content-type": JSON_TYPE, [REQUEST_ID_HEADER]: formatId("req", newRequestId()) },
+        }),
+    },
+  };
 }

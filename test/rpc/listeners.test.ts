@@ -194,3 +194,33 @@ test("serve with INTAKE_GRPC_PORT=0 starts no gRPC listener", async () => {
     await running.stop();
   }
 });
+
+test("serve answers GET /v1/health natively with the exact body and a fresh X-Request-Id; POST /v1/health is 405 with Allow: GET", async () => {
+  const config = parseConfig({
+    DATABASE_URL: "sqlite::memory:",
+    PORT: "0",
+    INTAKE_GRPC_PORT: "0",
+    INTAKE_BUILD: "abc123",
+  });
+  const running = await serve(
+    config,
+    { tokenPepper: "p".repeat(32), secretsKey: new Uint8Array(32) },
+    createLogger(() => {}),
+  );
+  try {
+    const url = `http://127.0.0.1:${running.server.port}/v1/health`;
+    const first = await fetch(url);
+    const second = await fetch(url);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(await first.json()).toEqual({ status: "ok", version: `${config.version.split("+")[0]}+abc123` });
+    expect(first.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(second.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
+    const post = await fetch(url, { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET");
+    expect(((await post.json()) as { error: { code: string } }).error.code).toBe("method_not_allowed");
+  } finally {
+    await running.stop();
+  }
+});
