@@ -50,8 +50,30 @@ export function checkNamespace(name: string, options: NamespaceOptions): void {
     throw new Error(`cache namespace ${name}: maxEntries must be >= 1`);
 }
 
-export function sameOptions(a: NamespaceOptions, b: NamespaceOptions): boolean {
+function sameOptions(a: NamespaceOptions, b: NamespaceOptions): boolean {
   return a.ttlMs === b.ttlMs && a.negativeTtlMs === b.negativeTtlMs && a.maxEntries === b.maxEntries;
+}
+
+/**
+ * One namespace per name in a cache: asking again with the same options returns the same one
+ * (whatever V the caller names), with other options it throws.
+ */
+export function namespaceOnce<R extends { options: NamespaceOptions; view: CacheNamespace<unknown> }>(
+  registry: Map<string, R>,
+  name: string,
+  options: NamespaceOptions,
+  create: () => R,
+): R {
+  checkNamespace(name, options);
+  const existing = registry.get(name);
+  if (existing) {
+    if (!sameOptions(existing.options, options))
+      throw new Error(`cache namespace ${name} already exists with other options`);
+    return existing;
+  }
+  const made = create();
+  registry.set(name, made);
+  return made;
 }
 
 export function createLocalNamespace<V>(maxEntries: number, now: () => number): LocalNamespace<V> {
@@ -137,33 +159,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
     kind: "memory",
 
     namespace<V>(name: string, nsOptions: NamespaceOptions): CacheNamespace<V> {
-      checkNamespace(name, nsOptions);
-      const existing = namespaces.get(name);
-      if (existing) {
-        if (!sameOptions(existing.options, nsOptions))
-          throw new Error(`cache namespace ${name} already exists with other options`);
-        // Same name, same options: one shared store, whatever V the caller names.
-        return existing.view as CacheNamespace<V>;
-      }
-      const { ttlMs, negativeTtlMs, maxEntries } = nsOptions;
-      const local = createLocalNamespace<V>(maxEntries, now);
-      const view: CacheNamespace<V> = {
-        peek: (key) => local.peek(key),
-        getOrLoad(key, load) {
-          const hit = local.peek(key);
-          if (hit !== undefined) return Promise.resolve(hit);
-          return local.fill(key, async () => {
-            const value = await load();
-            return { value, ttlMs: value === null ? negativeTtlMs : ttlMs };
-          });
-        },
-        invalidate(key) {
-          local.drop(key);
-          return Promise.resolve();
-        },
-      };
-      namespaces.set(name, { options: { ...nsOptions }, view: view as CacheNamespace<unknown> });
-      return view;
+      return namespaceOnce(namespaces, name, nsOptions, () => createView<V>(nsOptions)).view as CacheNamespace<V>;
     },
 
     close() {
@@ -171,4 +167,25 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       return Promise.resolve();
     },
   };
+
+  function createView<V>(nsOptions: NamespaceOptions): { options: NamespaceOptions; view: CacheNamespace<unknown> } {
+    const { ttlMs, negativeTtlMs, maxEntries } = nsOptions;
+    const local = createLocalNamespace<V>(maxEntries, now);
+    const view: CacheNamespace<V> = {
+      peek: (key) => local.peek(key),
+      getOrLoad(key, load) {
+        const hit = local.peek(key);
+        if (hit !== undefined) return Promise.resolve(hit);
+        return local.fill(key, async () => {
+          const value = await load();
+          return { value, ttlMs: value === null ? negativeTtlMs : ttlMs };
+        });
+      },
+      invalidate(key) {
+        local.drop(key);
+        return Promise.resolve();
+      },
+    };
+    return { options: { ...nsOptions }, view: view as CacheNamespace<unknown> };
+  }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis, type RedisOptions } from "ioredis";
 import type { Logger } from "../logger.ts";
-import { checkNamespace, createLocalNamespace, type LocalNamespace, sameOptions } from "./memory.ts";
+import { createLocalNamespace, type LocalNamespace, namespaceOnce } from "./memory.ts";
 import type { Cache, CacheNamespace, NamespaceOptions } from "./ports.ts";
 
 export interface RedisCacheOptions {
@@ -441,16 +441,8 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
     kind: "redis",
 
     namespace<V>(name: string, nsOptions: NamespaceOptions): CacheNamespace<V> {
-      checkNamespace(name, nsOptions);
-      const existing = namespaces.get(name);
-      if (existing) {
-        if (!sameOptions(existing.options, nsOptions))
-          throw new Error(`cache namespace ${name} already exists with other options`);
-        return existing.view as CacheNamespace<V>;
-      }
-      const registered = createNamespace<V>(name, nsOptions);
-      namespaces.set(name, registered);
-      return registered.view as CacheNamespace<V>;
+      return namespaceOnce(namespaces, name, nsOptions, () => createNamespace<V>(name, nsOptions))
+        .view as CacheNamespace<V>;
     },
 
     stats: () => ({ ...stats }),

@@ -9,7 +9,13 @@ import { createHmac } from "node:crypto";
 import { Redis } from "ioredis";
 import { type IntakeProcess, runCli, startIntake, stopAll } from "../support/intake-process.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
-import { createTestDatabase, randomKeyEnv, randomRedisPrefix, type TestDatabase } from "../support/stack.ts";
+import {
+  createTestDatabase,
+  dropRedisKeys,
+  randomKeyEnv,
+  randomRedisPrefix,
+  type TestDatabase,
+} from "../support/stack.ts";
 
 const ok = (await serviceAvailable("postgres")) && (await serviceAvailable("redis"));
 
@@ -51,8 +57,7 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
   afterAll(async () => {
     await stopAll();
     if (redis) {
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
+      await dropRedisKeys(redis, prefix);
       redis.disconnect();
     }
     await database?.drop();

@@ -14,7 +14,13 @@ import type { RedisCache } from "../../src/cache/redis.ts";
 import { loadKeyMaterial, parseConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
-import { createTestDatabase, randomKeyEnv, randomRedisPrefix, type TestDatabase } from "../support/stack.ts";
+import {
+  createTestDatabase,
+  dropRedisKeys,
+  randomKeyEnv,
+  randomRedisPrefix,
+  type TestDatabase,
+} from "../support/stack.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
 const ok = (await serviceAvailable("postgres")) && (await serviceAvailable("redis"));
@@ -128,8 +134,7 @@ describe.skipIf(!ok)("Redis outage (through a TCP proxy that is cut and restored
     for (const app of apps) await app.close().catch(() => {});
     proxy?.close();
     if (redis) {
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
+      await dropRedisKeys(redis, prefix);
       redis.disconnect();
     }
     await database?.drop();

@@ -66,6 +66,15 @@ export function randomRedisPrefix(): string {
   return `intake_test_${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
+/** Deletes every key a test left under its prefix (L2 entries and tombstones). */
+export async function dropRedisKeys(
+  redis: { keys(pattern: string): Promise<string[]>; del(...keys: string[]): Promise<number> },
+  prefix: string,
+): Promise<void> {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+}
+
 /** Pepper and secrets key as the environment carries them; random per call. */
 export function randomKeyEnv(): { INTAKE_TOKEN_PEPPER: string; INTAKE_SECRETS_KEY: string } {
   const b64 = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
