@@ -1,18 +1,21 @@
 /**
- * The Store port on SQLite (bun:sqlite through drizzle). One connection per store: bun:sqlite
- * is synchronous, so every call runs to completion before the next starts, and write
- * transactions use BEGIN IMMEDIATE so that another process sharing the file waits
- * (busy_timeout) instead of failing on a lock upgrade.
+ * The Store port on SQLite (bun:sqlite through drizzle). One connection per store for
+ * everything but event inserts on a file database, which go through a worker's own connection
+ * (event-writer.ts) so that their fsync does not stop the event loop. bun:sqlite is
+ * synchronous, so every call runs to completion before the next starts, and write
+ * transactions use BEGIN IMMEDIATE so that another process (or the worker) sharing the file
+ * waits (busy_timeout) instead of failing on a lock upgrade.
  */
-import { Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { and, type Column, desc, eq, gt, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { migrate } from "drizzle-orm/bun-sqlite/migrator";
 import { isActiveOwner } from "../../domain/access.ts";
-import { DomainError } from "../../domain/errors.ts";
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
 import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, SecretRotation, Store } from "../ports.ts";
+import { mapError, openDatabase } from "./connection.ts";
+import { createEventWriter, type EventWriter } from "./event-writer.ts";
 import { apiTokens, events, services, tenants } from "./schema.ts";
 
 export interface SqliteStoreOptions {
@@ -23,37 +26,6 @@ export interface SqliteStoreOptions {
 /** Resolved from this file, not the cwd, so `migrate()` works wherever the process starts. */
 const MIGRATIONS_FOLDER = join(import.meta.dir, "../../../drizzle/sqlite");
 
-/**
- * Primary result codes (errno & 0xff) that mean the database itself cannot be used: the file
- * cannot be opened or read, the disk fails or is full, or another process holds the lock past
- * busy_timeout. Anything else (constraint, misuse, SQL error) is a bug and propagates as is.
- */
-const UNAVAILABLE_CODES = new Set([
-  3, // SQLITE_PERM
-  5, // SQLITE_BUSY
-  6, // SQLITE_LOCKED
-  8, // SQLITE_READONLY
-  10, // SQLITE_IOERR
-  11, // SQLITE_CORRUPT
-  13, // SQLITE_FULL
-  14, // SQLITE_CANTOPEN
-  15, // SQLITE_PROTOCOL
-  26, // SQLITE_NOTADB
-]);
-
-function isUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    const errno = (e as { errno?: unknown }).errno;
-    if (e.name === "SQLiteError" && typeof errno === "number" && UNAVAILABLE_CODES.has(errno & 0xff)) return true;
-  }
-  return false;
-}
-
-function mapError(error: unknown): unknown {
-  if (error instanceof DomainError || !isUnavailable(error)) return error;
-  return new DomainError("unavailable", "The store cannot be reached.", undefined, { cause: error });
-}
-
 /** Runs a synchronous store operation as the port's promise, translating connection-level failures. */
 function run<T>(operation: () => T): Promise<T> {
   try {
@@ -63,19 +35,10 @@ function run<T>(operation: () => T): Promise<T> {
   }
 }
 
-function openDatabase(path: string): Database {
-  let client: Database | undefined;
+function openStoreDatabase(path: string): Database {
   try {
-    client = new Database(path, { create: true, readwrite: true });
-    // Set first so that the pragmas below wait for a lock held by another process.
-    client.exec("PRAGMA busy_timeout = 5000");
-    if (path !== ":memory:") client.exec("PRAGMA journal_mode = WAL");
-    // FULL: in WAL mode a commit is fsynced before it returns, so an acknowledged event survives power loss.
-    client.exec("PRAGMA synchronous = FULL");
-    client.exec("PRAGMA foreign_keys = ON");
-    return client;
+    return openDatabase(path);
   } catch (error) {
-    client?.close();
     throw mapError(error);
   }
 }
@@ -144,8 +107,13 @@ function buildStatements(db: BunSQLiteDatabase) {
  * Call `migrate()` before anything else.
  */
 export function createSqliteStore(options: SqliteStoreOptions): Store {
-  const client = openDatabase(options.path);
+  const client = openStoreDatabase(options.path);
   const db = drizzle({ client });
+  // A file database commits events in a worker (see event-writer.ts), created on the first
+  // batch, i.e. after migrate(); a :memory: (or "", temporary) database is private to this
+  // connection and cannot be opened by another.
+  let writer: EventWriter | undefined;
+  const inWorker = options.path !== ":memory:" && options.path !== "";
 
   // bun:sqlite compiles a statement when it is prepared, which needs the tables: built once,
   // on first use after migrate(), then reused for every call.
@@ -337,8 +305,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     events: {
-      insertBatch: (batch: ReadonlyArray<NewEvent>) =>
-        run((): InsertEventResult[] => {
+      insertBatch: (batch: ReadonlyArray<NewEvent>) => {
+        if (inWorker) {
+          writer ??= createEventWriter({ path: options.path, mapError });
+          return writer.insertBatch(batch);
+        }
+        return run((): InsertEventResult[] => {
           if (batch.length === 0) return [];
           const { eventInsert, eventByKey } = stmt();
           // One transaction, one fsync (synchronous=FULL) for the whole group; a throw rolls it all back.
@@ -355,7 +327,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
               }),
             { behavior: "immediate" },
           );
-        }),
+        });
+      },
 
       list: (serviceId, query) =>
         run((): EventRecord[] =>
@@ -382,6 +355,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
     migrate: () => run(() => migrate(db, { migrationsFolder: MIGRATIONS_FOLDER })),
 
-    close: () => run(() => client.close()),
+    close: async () => {
+      // The worker first: its in-flight batches settle and its connection closes before ours.
+      await writer?.close();
+      return run(() => client.close());
+    },
   };
 }

@@ -1,0 +1,184 @@
+/**
+ * `events.insertBatch` for a FILE database, run in a Bun Worker with its own bun:sqlite
+ * connection. bun:sqlite is synchronous: in-thread, every group commit (BEGIN IMMEDIATE, the
+ * inserts, COMMIT with its fsync) stops the event loop, so no request is read or verified
+ * meanwhile. In the worker, the main thread keeps serving while the batch commits; WAL lets
+ * the store's own connection keep reading. `:memory:` databases are private to a connection
+ * and stay in-thread (store.ts).
+ *
+ * Failure: a worker that errors, exits or does not answer within `timeoutMs` is terminated,
+ * rejects exactly the batches in flight on it, and the next batch starts a fresh worker.
+ */
+import { DomainError } from "../../domain/errors.ts";
+import type { InsertEventResult, NewEvent } from "../ports.ts";
+
+export type WriterRequest =
+  | { kind: "open"; path: string }
+  | { kind: "batch"; seq: number; events: ReadonlyArray<NewEvent> }
+  | { kind: "close" };
+
+export type WriterReply =
+  | { kind: "batch"; seq: number; ok: true; results: InsertEventResult[] }
+  | {
+      kind: "batch";
+      seq: number;
+      ok: false;
+      error: { name: string; message: string; code?: string; errno?: number };
+    }
+  | { kind: "closed" };
+
+export interface EventWriter {
+  insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]>;
+  /** Waits for the batches in flight (each bounded by its timeout), then stops the worker. */
+  close(): Promise<void>;
+}
+
+export interface EventWriterOptions {
+  path: string;
+  /** Maps a rebuilt SQLite error the way the in-thread store does (unreachable → unavailable). */
+  mapError(error: unknown): unknown;
+  /**
+   * Longest wait for one batch's answer. Well above busy_timeout (5 s), which a batch may
+   * legitimately spend waiting for another process's lock.
+   */
+  timeoutMs?: number;
+  /** Longest wait for the worker to close its connection before it is terminated anyway. */
+  closeTimeoutMs?: number;
+  /** The worker script; tests substitute one that crashes or stays silent. */
+  workerUrl?: string;
+}
+
+interface InFlight {
+  resolve(results: InsertEventResult[]): void;
+  reject(error: unknown): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+const WORKER_URL = new URL("./event-writer-worker.ts", import.meta.url).href;
+
+/** Rebuilds the worker's error with the fields `isUnavailable` reads (name, errno) and SQLite's code. */
+function rebuild(error: Extract<WriterReply, { ok: false }>["error"]): Error {
+  const rebuilt = new Error(error.message);
+  rebuilt.name = error.name;
+  if (error.code !== undefined) Object.assign(rebuilt, { code: error.code });
+  if (error.errno !== undefined) Object.assign(rebuilt, { errno: error.errno });
+  return rebuilt;
+}
+
+export function createEventWriter(options: EventWriterOptions): EventWriter {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
+  let worker: Worker | null = null;
+  const inFlight = new Map<number, InFlight>();
+  let nextSeq = 0;
+  let closed = false;
+  let onClosed: (() => void) | null = null;
+
+  /** Ends `failed` (if still the current worker) and rejects everything in flight on it. */
+  function fail(failed: Worker, error: unknown): void {
+    if (worker !== failed) return; // a late event from a worker already replaced or closed
+    worker = null;
+    failed.terminate();
+    const batches = [...inFlight.values()];
+    inFlight.clear();
+    for (const batch of batches) {
+      clearTimeout(batch.timer);
+      batch.reject(error);
+    }
+  }
+
+  function settle(seq: number): InFlight | undefined {
+    const batch = inFlight.get(seq);
+    if (!batch) return undefined; // timed out already
+    inFlight.delete(seq);
+    clearTimeout(batch.timer);
+    // Idle, the worker must not keep the process alive; with a batch in flight it must.
+    if (inFlight.size === 0) worker?.unref();
+    return batch;
+  }
+
+  function spawn(): Worker {
+    // smol: the worker runs a few statements and holds one batch; JSC's large heap would add
+    // ~30 MB of peak RSS to the process for nothing (bench scenario 7).
+    const started = new Worker(options.workerUrl ?? WORKER_URL, { name: "intake-sqlite-event-writer", smol: true });
+    started.onmessage = (event: MessageEvent<WriterReply>) => {
+      const reply = event.data;
+      if (reply.kind === "closed") {
+        onClosed?.();
+        return;
+      }
+      const batch = settle(reply.seq);
+      if (!batch) return;
+      // Settled one task later, not from inside the worker's message dispatch: bun test's
+      // `expect(p).rejects/resolves` never sees a promise settled by a worker message when the
+      // test reached it from an earlier worker reply's continuation (oven-sh/bun#37189,
+      // #43819). Costs one setImmediate per batch, not per event.
+      setImmediate(() => {
+        if (reply.ok) batch.resolve(reply.results);
+        else batch.reject(options.mapError(rebuild(reply.error)));
+      });
+    };
+    started.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      fail(started, new Error(`sqlite event writer: the worker failed: ${event.message}`));
+    };
+    started.addEventListener("close", () => fail(started, new Error("sqlite event writer: the worker exited")));
+    started.postMessage({ kind: "open", path: options.path } satisfies WriterRequest);
+    return started;
+  }
+
+  function insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
+    if (batch.length === 0) return Promise.resolve([]);
+    if (closed) return Promise.reject(new Error("sqlite event writer: the store is closed"));
+    worker ??= spawn();
+    const current = worker;
+    const seq = nextSeq++;
+    return new Promise<InsertEventResult[]>((resolve, reject) => {
+      const timer = setTimeout(
+        () => fail(current, new DomainError("unavailable", "The store cannot be reached.")),
+        timeoutMs,
+      );
+      inFlight.set(seq, { resolve, reject, timer });
+      current.ref();
+      current.postMessage({ kind: "batch", seq, events: batch } satisfies WriterRequest);
+    });
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    // Each in-flight batch settles: answered, failed with its worker, or timed out.
+    await Promise.allSettled(
+      [...inFlight.values()].map(
+        (batch) =>
+          new Promise<void>((done) => {
+            const { resolve, reject } = batch;
+            batch.resolve = (results) => {
+              resolve(results);
+              done();
+            };
+            batch.reject = (error) => {
+              reject(error);
+              done();
+            };
+          }),
+      ),
+    );
+    const last = worker;
+    if (!last) return;
+    worker = null; // its exit is now expected, not a failure
+    // Let the worker close its connection (and checkpoint the WAL), bounded, then stop it.
+    await new Promise<void>((done) => {
+      const timer = setTimeout(done, closeTimeoutMs);
+      onClosed = () => {
+        clearTimeout(timer);
+        done();
+      };
+      last.postMessage({ kind: "close" } satisfies WriterRequest);
+    });
+    onClosed = null;
+    last.terminate();
+  }
+
+  return { insertBatch, close };
+}
