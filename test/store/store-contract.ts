@@ -520,12 +520,12 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const service = await seedService();
         const good = newEvent(service.id, { idempotencyKey: "kept-out" });
         const orphan = newEvent(newId()); // its service does not exist
-        await expect(store.events.insertBatch([good, orphan])).rejects.toThrow();
+        expect(await rejection(store.events.insertBatch([good, orphan]))).toBeInstanceOf(Error);
         expect(await store.events.list(service.id, { limit: 10 })).toEqual([]);
 
         const keyless = newEvent(service.id);
         const sameId = newEvent(service.id, { id: keyless.id });
-        await expect(store.events.insertBatch([keyless, sameId])).rejects.toThrow();
+        expect(await rejection(store.events.insertBatch([keyless, sameId]))).toBeInstanceOf(Error);
         expect(await store.events.list(service.id, { limit: 10 })).toEqual([]);
 
         // The key was not consumed by the failed batch.
@@ -553,7 +553,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
 
         const orphan = newEvent(newId());
         const failing = [...Array.from({ length: 2_500 }, () => newEvent(service.id)), orphan];
-        await expect(store.events.insertBatch(failing)).rejects.toThrow();
+        expect(await rejection(store.events.insertBatch(failing))).toBeInstanceOf(Error);
         const newest = await store.events.list(service.id, { limit: 1 });
         expect(newest[0]?.id).toBe(keyed.at(-1)?.id);
       });
@@ -578,4 +578,16 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
       });
     });
   });
+}
+
+/**
+ * The rejection of `promise`, or null if it resolved. Used instead of `expect(p).rejects`, which
+ * in bun test misses a promise settled from a Worker's message handler (oven-sh/bun#37189):
+ * the SQLite file store settles insertBatch that way, and plain awaiting sees it fine.
+ */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => null,
+    (error: unknown) => error,
+  );
 }

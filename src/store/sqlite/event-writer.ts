@@ -109,14 +109,8 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       }
       const batch = settle(reply.seq);
       if (!batch) return;
-      // Settled one task later, not from inside the worker's message dispatch: bun test's
-      // `expect(p).rejects/resolves` never sees a promise settled by a worker message when the
-      // test reached it from an earlier worker reply's continuation (oven-sh/bun#37189,
-      // #43819). Costs one setImmediate per batch, not per event.
-      setImmediate(() => {
-        if (reply.ok) batch.resolve(reply.results);
-        else batch.reject(options.mapError(rebuild(reply.error)));
-      });
+      if (reply.ok) batch.resolve(reply.results);
+      else batch.reject(options.mapError(rebuild(reply.error)));
     };
     started.onerror = (event: ErrorEvent) => {
       event.preventDefault();
