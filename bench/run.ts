@@ -193,6 +193,16 @@ async function expectStatus(url: string, init: RequestInit, expected: number, wh
     throw new Error(`${what}: expected ${expected}, got ${res.status} ${text.slice(0, 300)}`);
 }
 
+/** One signed event must come back 202 before the load starts. */
+function probeIngest(url: string, secret: string): Promise<void> {
+  const body = '{"type":"bench.probe"}';
+  const headers = {
+    "content-type": "application/json",
+    "x-service-signature": signatureHeader(secret, body, Math.floor(Date.now() / 1000)),
+  };
+  return expectStatus(url, { method: "POST", headers, body }, 202, "ingest probe");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Processes
 
@@ -400,33 +410,7 @@ async function main(): Promise<void> {
         }),
       );
       const [g, p] = pools as [(typeof pools)[0], (typeof pools)[0]];
-      // Probe: is the ingest route there yet, and does a signed event come back 202?
-      const body = '{"type":"bench.probe"}';
-      const probe = await fetch(`${g.intake.url}${g.path}`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "x-service-signature": signatureHeader(g.svc.secret, body, Math.floor(Date.now() / 1000)),
-        },
-        body,
-        signal: AbortSignal.timeout(10_000),
-      });
-      const probeText = await probe.text();
-      if (probe.status === 404 && probeText.includes("No such route")) {
-        const why = "POST /v1/ingest/:service_id is not implemented yet (404 No such route)";
-        log(`  SKIPPED: ${why}`);
-        rows.push({
-          scenario: 3,
-          title: "Signed ingest",
-          goal: "≥ 0.35×, p99 ≤ 15 ms",
-          measured: why,
-          status: "skipped",
-        });
-        if (wanted(7))
-          rows.push({ scenario: 7, title: "Peak RSS under 3", goal: "≤ 150 MB", measured: why, status: "skipped" });
-        return;
-      }
-      if (probe.status !== 202) throw new Error(`ingest probe: expected 202, got ${probe.status} ${probeText}`);
+      await probeIngest(`${g.intake.url}${g.path}`, g.svc.secret);
 
       const [base, grp, perReq] = await interleave(3, [
         // The same signed requests: the baseline reads the body and ignores the rest.
@@ -501,30 +485,7 @@ async function main(): Promise<void> {
         const svc = await createService(intake.url, boot.token, "bench-ingest");
         const file = join(workDir, "ingest-postgres.pool");
         writePool(file, `/v1/ingest/${svc.id}`, svc.secret, settings.poolSize);
-        const body = '{"type":"bench.probe"}';
-        const probe = await fetch(`${intake.url}/v1/ingest/${svc.id}`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            "x-service-signature": signatureHeader(svc.secret, body, Math.floor(Date.now() / 1000)),
-          },
-          body,
-          signal: AbortSignal.timeout(10_000),
-        });
-        const probeText = await probe.text();
-        if (probe.status === 404 && probeText.includes("No such route")) {
-          const why = "POST /v1/ingest/:service_id is not implemented yet (404 No such route)";
-          log(`  SKIPPED: ${why}`);
-          rows.push({
-            scenario: 4,
-            title: "Signed ingest on PostgreSQL",
-            goal: "≥ 20k events/s",
-            measured: why,
-            status: "skipped",
-          });
-          return;
-        }
-        if (probe.status !== 202) throw new Error(`ingest probe: expected 202, got ${probe.status} ${probeText}`);
+        await probeIngest(`${intake.url}/v1/ingest/${svc.id}`, svc.secret);
         const [pg] = await interleave(4, [
           wrkTarget("Intake ingest on PostgreSQL, group commit", {
             url: intake.url,
