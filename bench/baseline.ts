@@ -3,11 +3,40 @@
  * machine. GET answers a small JSON object; POST reads the whole body first (as Intake must
  * before it can verify a signature) and answers a small JSON object. Any path.
  *
+ * `GET /floor/...` is a second reference, for scenario 2: the least work any server must do to
+ * answer an authenticated GET the way the SPEC requires, hand-written with nothing else: read
+ * the Authorization header, HMAC the bearer token with a pepper (tokens are stored only as
+ * digests), look the digest up in a Map, answer a prebuilt tenant body with a fresh
+ * X-Request-Id. No routing, validation, access rules or serialization.
+ *
  * Usage: PORT=<port> bun bench/baseline.ts
  */
 const port = Number(process.env.PORT ?? "0");
 const headers = { "content-type": "application/json; charset=utf-8" };
 const getBody = JSON.stringify({ status: "ok", version: "baseline" });
+
+const BEARER = /^Bearer +(\S+) *$/i;
+const keyed = new Bun.CryptoHasher("sha256", "bench-floor-pepper-of-at-least-32-bytes");
+const tenantBody = JSON.stringify({
+  id: "019a9f6e-0000-7000-8000-000000000000",
+  name: "bench",
+  permission_mode: "role_based",
+  created_at: "2026-11-22T10:00:00.000Z",
+});
+const principals = new Map<string, string>();
+
+function floor(request: Request): Response {
+  const match = BEARER.exec(request.headers.get("authorization") ?? "");
+  if (!match) return new Response(null, { status: 401 });
+  const hasher = keyed.copy();
+  hasher.update(match[1] as string);
+  const digest = hasher.digest("hex");
+  // The first sight of a token stands in for the store read: every later request is a hit.
+  let body = principals.get(digest);
+  if (body === undefined) principals.set(digest, (body = tenantBody));
+  const requestId = `req_${Buffer.from(crypto.getRandomValues(new Uint8Array(16)).buffer).toString("hex")}`;
+  return new Response(body, { headers: { ...headers, "x-request-id": requestId } });
+}
 
 const server = Bun.serve({
   hostname: "127.0.0.1",
@@ -17,6 +46,7 @@ const server = Bun.serve({
       const body = await request.arrayBuffer();
       return new Response(JSON.stringify({ received: body.byteLength }), { status: 202, headers });
     }
+    if (request.url.includes("/floor/")) return floor(request);
     return new Response(getBody, { headers });
   },
 });

@@ -60,7 +60,7 @@ export function summarize(series: Series): Summary {
   };
 }
 
-export type Status = "met" | "missed" | "skipped" | "failed";
+export type Status = "met" | "missed" | "skipped" | "failed" | "reported";
 
 export interface Row {
   scenario: number;
