@@ -33,7 +33,10 @@ function floor(request: Request): Response {
   const digest = hasher.digest("hex");
   // The first sight of a token stands in for the store read: every later request is a hit.
   let body = principals.get(digest);
-  if (body === undefined) principals.set(digest, (body = tenantBody));
+  if (body === undefined) {
+    body = tenantBody;
+    principals.set(digest, body);
+  }
   const requestId = `req_${Buffer.from(crypto.getRandomValues(new Uint8Array(16)).buffer).toString("hex")}`;
   return new Response(body, { headers: { ...headers, "x-request-id": requestId } });
 }
