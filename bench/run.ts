@@ -50,6 +50,7 @@ import {
   fmtMs,
   fmtRatio,
   fmtRps,
+  median,
   pairedRatio,
   type Row,
   renderMarkdown,
@@ -542,7 +543,11 @@ async function main(): Promise<void> {
         sampleSize: settings.coldSample,
       });
       log(`  seeded ${s.count - 1} tokens (+1 bootstrap) in ${seeded.seconds.toFixed(1)} s`);
-      prepared.push({ ...s, boot, sample: seeded.sample });
+      // Alternate tokens: the odd ones warm the JIT on the found-in-store path, the even ones
+      // are measured, so no measured token was seen before and both sets span the whole table.
+      const warmSet = seeded.sample.filter((_, k) => k % 2 === 1);
+      const sample = seeded.sample.filter((_, k) => k % 2 === 0);
+      prepared.push({ ...s, boot, sample, warmSet });
     }
     const [small, large] = prepared as [(typeof prepared)[0], (typeof prepared)[0]];
 
@@ -590,8 +595,11 @@ async function main(): Promise<void> {
     }
 
     // Cold: a fresh process per round (the token cache starts empty), its JIT warmed on the
-    // hit path and on the miss path with unknown tokens, then every sample token exactly once.
+    // hit path, on the miss path with unknown tokens and with stored tokens (the warm set),
+    // then every sample token exactly once.
     const coldSeries: Series[] = prepared.map((p) => ({ scenario: 5, label: `cold, ${p.label}`, samples: [] }));
+    // Per round and store: the server's CPU µs per first-use request (all its threads).
+    const coldCpu: number[][] = prepared.map(() => []);
     for (let round = 1; round <= settings.coldRounds; round++) {
       for (const [i, p] of prepared.entries()) {
         const intake = await start(p.spec);
@@ -613,8 +621,16 @@ async function main(): Promise<void> {
               }),
             );
           }
+          await coldRun({
+            url: `${intake.url}/v1/tenant`,
+            serverPid: intake.pid,
+            tokens: p.warmSet,
+            concurrency: 32,
+            timeoutMs: 60_000,
+          });
           const r: ColdResult = await coldRun({
             url: `${intake.url}/v1/tenant`,
+            serverPid: intake.pid,
             tokens: p.sample,
             concurrency: 32,
             timeoutMs: 60_000,
@@ -623,8 +639,9 @@ async function main(): Promise<void> {
           if (r.requests !== p.sample.length) sample.timeouts = p.sample.length - r.requests;
           check(5, `cold ${p.label}`, sample, `round ${round}`);
           (coldSeries[i] as Series).samples.push(sample);
+          (coldCpu[i] as number[]).push(r.serverCpuUs);
           log(
-            `  round ${round}/${settings.coldRounds} cold, ${p.label}: ${r.requests} first-use tokens, ${fmtRps(r.rps)} req/s, p50 ${fmtMs(r.p50Us)} ms, p99 ${fmtMs(r.p99Us)} ms`,
+            `  round ${round}/${settings.coldRounds} cold, ${p.label}: ${r.requests} first-use tokens, ${fmtRps(r.rps)} req/s, p50 ${fmtMs(r.p50Us)} ms, p99 ${fmtMs(r.p99Us)} ms, server CPU ${r.serverCpuUs.toFixed(1)} µs/request`,
           );
         } finally {
           await stopIntake(intake);
@@ -637,7 +654,12 @@ async function main(): Promise<void> {
     const cs = summarize(coldSeries[0] as Series);
     const cl = summarize(coldSeries[1] as Series);
     const warmCost = pairedRatio(warmSmall, warmLarge);
-    const coldCost = pairedRatio(coldSeries[0] as Series, coldSeries[1] as Series);
+    // The cold goal is judged on the server's own CPU per request: a round is ~999 requests
+    // (~50 ms), short enough that the client's and the machine's hiccups swing its req/s by
+    // ±30% (bench/README.md, scenario 5); CPU time spent is what the lookup actually costs.
+    const [cpuSmall, cpuLarge] = coldCpu as [number[], number[]];
+    const coldCost = median(cpuLarge.map((large, i) => large / (cpuSmall[i] as number)));
+    const coldRpsCost = pairedRatio(coldSeries[0] as Series, coldSeries[1] as Series);
     rows.push({
       scenario: 5,
       title: `Auth cost, ${large.label} vs ${small.label}, warm cache (GET /v1/tenant)`,
@@ -647,9 +669,9 @@ async function main(): Promise<void> {
     });
     rows.push({
       scenario: 5,
-      title: `Auth cost, ${large.label} vs ${small.label}, cold cache (${settings.coldSample} first-use tokens)`,
+      title: `Auth cost, ${large.label} vs ${small.label}, cold cache (${small.sample.length} first-use tokens per fresh process)`,
       goal: "cost ratio ≤ 1.1",
-      measured: `${fmtRatio(coldCost)} (${fmtRps(cl.rps)} vs ${fmtRps(cs.rps)} req/s; p50 ${fmtMs(cl.p50Us)} vs ${fmtMs(cs.p50Us)} ms)`,
+      measured: `${fmtRatio(coldCost)} server CPU per request (${median(cpuLarge).toFixed(1)} vs ${median(cpuSmall).toFixed(1)} µs); client-side ${fmtRatio(coldRpsCost)} (${fmtRps(cl.rps)} vs ${fmtRps(cs.rps)} req/s; p50 ${fmtMs(cl.p50Us)} vs ${fmtMs(cs.p50Us)} ms)`,
       status: coldCost <= 1.1 ? "met" : "missed",
     });
   });
