@@ -4,33 +4,12 @@
  * a duration and would wrap around a finite token list into warm hits, so this client sends
  * each token exactly once, `concurrency` at a time, over keep-alive connections.
  */
-import { readdirSync, readFileSync } from "node:fs";
-
 export interface ColdResult {
   requests: number;
   rps: number;
   p50Us: number;
   p99Us: number;
   non2xx: number;
-  /** CPU time the server process spent (all its threads) per request, in µs. */
-  serverCpuUs: number;
-}
-
-/**
- * CPU time of every thread of `pid` so far, in ns: the first field of each
- * /proc/<pid>/task/<tid>/schedstat (time on a CPU, ns resolution; /proc/<pid>/stat counts
- * 10 ms ticks, too coarse for a round of ~40 ms of work).
- */
-export function processCpuNs(pid: number): number {
-  let total = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return total;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -41,8 +20,6 @@ function percentile(sorted: number[], p: number): number {
 
 export async function coldRun(opts: {
   url: string;
-  /** The server's pid, for its CPU time per request. */
-  serverPid: number;
   tokens: string[];
   concurrency: number;
   timeoutMs: number;
@@ -65,11 +42,9 @@ export async function coldRun(opts: {
       if (res.status < 200 || res.status > 299) non2xx++;
     }
   };
-  const cpuBefore = processCpuNs(opts.serverPid);
   const started = performance.now();
   await Promise.all(Array.from({ length: opts.concurrency }, worker));
   const seconds = (performance.now() - started) / 1000;
-  const cpuNs = processCpuNs(opts.serverPid) - cpuBefore;
   latencies.sort((a, b) => a - b);
   return {
     requests: latencies.length,
@@ -77,6 +52,5 @@ export async function coldRun(opts: {
     p50Us: percentile(latencies, 50),
     p99Us: percentile(latencies, 99),
     non2xx,
-    serverCpuUs: latencies.length > 0 ? cpuNs / 1000 / latencies.length : Number.NaN,
   };
 }

@@ -2,7 +2,7 @@
  * Child processes of the harness: every one is tracked from spawn and killed on exit, on a
  * signal and on error, so a failed run never leaves a server or a wrk behind.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 
@@ -136,4 +136,21 @@ export function memoryOf(pid: number): { hwmMiB: number; rssMiB: number } | null
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU time of every thread of `pid` so far, in ns: the first field of each
+ * /proc/<pid>/task/<tid>/schedstat (time on a CPU, ns resolution; /proc/<pid>/stat counts
+ * 10 ms ticks, too coarse for a cold-auth round of ~40 ms of work).
+ */
+export function processCpuNs(pid: number): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return total;
 }
