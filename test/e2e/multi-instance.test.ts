@@ -5,10 +5,10 @@
  * state: that is what the acknowledged invalidation in src/cache/redis.ts is for.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHmac } from "node:crypto";
 import { Redis } from "ioredis";
 import { type IntakeProcess, runCli, startIntake, stopAll } from "../support/intake-process.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
+import { sign } from "../support/signing.ts";
 import {
   createTestDatabase,
   dropRedisKeys,
@@ -18,12 +18,6 @@ import {
 } from "../support/stack.ts";
 
 const ok = (await serviceAvailable("postgres")) && (await serviceAvailable("redis"));
-
-/** Stripe's v1 scheme written out here, independent of src/domain/signing.ts. */
-function signature(secret: string, body: string, t = Math.floor(Date.now() / 1000)): string {
-  const v1 = createHmac("sha256", Buffer.from(secret, "utf8")).update(`${t}.${body}`).digest("hex");
-  return `t=${t},v1=${v1}`;
-}
 
 describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
   const GRACE_SECONDS = 2;
@@ -89,7 +83,7 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
     const body = JSON.stringify({ type: "invoice.paid", n: crypto.randomUUID() });
     return on.fetch(`/v1/ingest/${serviceId}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-service-signature": signature(secret, body) },
+      headers: { "content-type": "application/json", "x-service-signature": sign(secret, body, Date.now()) },
       body,
     });
   }
@@ -172,7 +166,7 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
     const service = (await winner.json()) as { id: string; signing_secret: string };
 
     const body = JSON.stringify({ type: "once" });
-    const sig = signature(service.signing_secret, body);
+    const sig = sign(service.signing_secret, body, Date.now());
     const sent = await Promise.all(
       [a, b].map((on) =>
         on.fetch(`/v1/ingest/${service.id}`, {

@@ -7,13 +7,13 @@
  * replayed: a fresh instance does not read the pre-outage entry back from Redis.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHmac } from "node:crypto";
 import { Redis } from "ioredis";
 import { type App, createApp } from "../../src/app.ts";
 import type { RedisCache } from "../../src/cache/redis.ts";
 import { loadKeyMaterial, parseConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
+import { sign } from "../support/signing.ts";
 import {
   createTestDatabase,
   dropRedisKeys,
@@ -27,11 +27,6 @@ const ok = (await serviceAvailable("postgres")) && (await serviceAvailable("redi
 
 /** Every request, outage or not, must answer within this: Redis commands are bounded at 500 ms. */
 const REQUEST_BOUND_MS = 2_500;
-
-function signature(secret: string, body: string, t = Math.floor(Date.now() / 1000)): string {
-  const v1 = createHmac("sha256", Buffer.from(secret, "utf8")).update(`${t}.${body}`).digest("hex");
-  return `t=${t},v1=${v1}`;
-}
 
 /** Polls `check` until true, at most `timeoutMs`; false when time ran out. */
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
@@ -113,7 +108,7 @@ describe.skipIf(!ok)("Redis outage (through a TCP proxy that is cut and restored
     return (
       await on.call("POST", `/v1/ingest/${service.id}`, {
         body,
-        headers: { "x-service-signature": signature(secret, body) },
+        headers: { "x-service-signature": sign(secret, body, Date.now()) },
       })
     ).status;
   };

@@ -10,7 +10,8 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { ErrorDetailSchema } from "../../gen/intake/v1/errors_pb.ts";
-import { type Served, serveWorld, sign } from "./support.ts";
+import { sign } from "../support/signing.ts";
+import { type Served, serveWorld } from "./support.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const PROTO_FILES = [

@@ -2,7 +2,6 @@
  * A world served on real listeners: Bun.serve on an ephemeral port with the app's fetch
  * (Connect and gRPC-Web on the main port), and the h2c gRPC listener on another.
  */
-import { createHmac } from "node:crypto";
 import { type CallOptions, ConnectError, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { type ErrorDetail, ErrorDetailSchema } from "../../gen/intake/v1/errors_pb.ts";
@@ -95,11 +94,4 @@ const CODE_NAMES: Record<number, string> = {
 
 export function codeName(code: number): string {
   return CODE_NAMES[code] ?? `code_${code}`;
-}
-
-/** X-Service-Signature for `payload` at the world's clock (Stripe's v1 scheme, SPEC §4). */
-export function sign(secret: string, payload: Uint8Array | string, nowMs: number): string {
-  const t = Math.floor(nowMs / 1000);
-  const mac = createHmac("sha256", secret).update(`${t}.`).update(payload).digest("hex");
-  return `t=${t},v1=${mac}`;
 }

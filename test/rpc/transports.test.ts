@@ -10,7 +10,8 @@ import { HealthService } from "../../gen/intake/v1/health_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
-import { bearer, failure, type Served, serveWorld, sign, TRANSPORTS, transportFor } from "./support.ts";
+import { sign } from "../support/signing.ts";
+import { bearer, failure, type Served, serveWorld, TRANSPORTS, transportFor } from "./support.ts";
 
 describe.each(TRANSPORTS)("%s", (name) => {
   let served: Served;
