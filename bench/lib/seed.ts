@@ -71,30 +71,30 @@ export function seedTokens(opts: {
   const sample: string[] = [];
   const now = Date.now();
   try {
-    client.exec("BEGIN IMMEDIATE");
-    for (let i = 0; i < opts.count; i++) {
-      const random = toBase62(i, 8) + tail;
-      const token = TOKEN_PREFIX + random + tokenChecksum(random);
-      insert.run({
-        id: newId(),
-        tenantId: opts.tenantId,
-        name: `bench-${i}`,
-        scope: "read_only",
-        role: "member",
-        prefix: tokenPrefix(token),
-        digest: hash(token),
-        createdAt: now,
-        createdBy: null,
-        expiresAt: null,
-        lastUsedAt: null,
-        revokedAt: null,
-      });
-      if (i % step === 0 && sample.length < opts.sampleSize) sample.push(token);
-    }
-    client.exec("COMMIT");
-  } catch (error) {
-    if (client.inTransaction) client.exec("ROLLBACK");
-    throw error;
+    // bun:sqlite's transaction: BEGIN IMMEDIATE, COMMIT, or ROLLBACK on a throw.
+    client
+      .transaction(() => {
+        for (let i = 0; i < opts.count; i++) {
+          const random = toBase62(i, 8) + tail;
+          const token = TOKEN_PREFIX + random + tokenChecksum(random);
+          insert.run({
+            id: newId(),
+            tenantId: opts.tenantId,
+            name: `bench-${i}`,
+            scope: "read_only",
+            role: "member",
+            prefix: tokenPrefix(token),
+            digest: hash(token),
+            createdAt: now,
+            createdBy: null,
+            expiresAt: null,
+            lastUsedAt: null,
+            revokedAt: null,
+          });
+          if (i % step === 0 && sample.length < opts.sampleSize) sample.push(token);
+        }
+      })
+      .immediate();
   } finally {
     client.close();
   }
@@ -138,30 +138,30 @@ export function seedServices(opts: {
   const ids: string[] = [];
   const now = Date.now();
   try {
-    client.exec("BEGIN IMMEDIATE");
-    for (let i = 0; i < opts.count; i++) {
-      const id = newId();
-      const secret = `whsec_bench${String(i).padStart(38, "0")}`;
-      insert.run({
-        id,
-        tenantId: opts.tenantId,
-        serviceName: `bench-service-${i}`,
-        // The placeholder bypasses drizzle's boolean mapping: SQLite stores booleans as 0/1.
-        isMonitored: 1,
-        secretCiphertext: sealer.seal(secret, id),
-        signingSecretPrefix: secret.slice(0, 10),
-        previousSecretCiphertext: null,
-        previousSecretExpiresAt: null,
-        secretRotatedAt: null,
-        createdAt: now,
-        updatedAt: now,
-      });
-      ids.push(id);
-    }
-    client.exec("COMMIT");
-  } catch (error) {
-    if (client.inTransaction) client.exec("ROLLBACK");
-    throw error;
+    // bun:sqlite's transaction: BEGIN IMMEDIATE, COMMIT, or ROLLBACK on a throw.
+    client
+      .transaction(() => {
+        for (let i = 0; i < opts.count; i++) {
+          const id = newId();
+          const secret = `whsec_bench${String(i).padStart(38, "0")}`;
+          insert.run({
+            id,
+            tenantId: opts.tenantId,
+            serviceName: `bench-service-${i}`,
+            // The placeholder bypasses drizzle's boolean mapping: SQLite stores booleans as 0/1.
+            isMonitored: 1,
+            secretCiphertext: sealer.seal(secret, id),
+            signingSecretPrefix: secret.slice(0, 10),
+            previousSecretCiphertext: null,
+            previousSecretExpiresAt: null,
+            secretRotatedAt: null,
+            createdAt: now,
+            updatedAt: now,
+          });
+          ids.push(id);
+        }
+      })
+      .immediate();
   } finally {
     client.close();
   }
