@@ -536,7 +536,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
 
       test("a batch too large for one SQL statement is still stored whole, duplicates decided across it", async () => {
         const service = await seedService();
-        // 14,000 rows x 5 columns is more bind parameters than one PostgreSQL statement takes.
+        // 14,000 rows: bound one parameter per column and row, more than one PostgreSQL statement takes.
         const bulk = Array.from({ length: 14_000 }, () =>
           newEvent(service.id, { payload: new Uint8Array([123, 125]) }),
         );
@@ -556,6 +556,20 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         expect(await rejection(store.events.insertBatch(failing))).toBeInstanceOf(Error);
         const newest = await store.events.list(service.id, { limit: 1 });
         expect(newest[0]?.id).toBe(keyed.at(-1)?.id);
+      });
+
+      test("keys spelled like SQL or array syntax (NULL, quotes, backslashes, braces) are stored and matched exactly", async () => {
+        const service = await seedService();
+        const keys = ["NULL", "null", 'a"b\\c', "{x,y}", "\\N", "'; drop table events; --"];
+        const firsts = keys.map((k, i) => newEvent(service.id, { idempotencyKey: k, receivedAt: NOW + i }));
+        expect((await store.events.insertBatch(firsts)).map((r) => r.kind)).toEqual(keys.map(() => "inserted"));
+        const stored = await store.events.list(service.id, { limit: 10 });
+        expect(stored.map((e) => e.idempotencyKey).sort()).toEqual([...keys].sort());
+
+        const repeats = keys.map((k) => newEvent(service.id, { idempotencyKey: k }));
+        expect(await store.events.insertBatch(repeats)).toEqual(
+          firsts.map((e) => ({ kind: "duplicate", id: e.id, receivedAt: e.receivedAt })),
+        );
       });
 
       test("an empty batch is a no-op", async () => {
