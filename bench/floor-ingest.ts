@@ -1,19 +1,23 @@
 /**
- * The floor for scenario 4: the least work any server must do to answer a signed ingest on
- * PostgreSQL the way the SPEC requires, hand-written on a bare `Bun.serve`: read the body,
+ * The floor for scenarios 3 and 4: the least work any server must do to answer a signed ingest
+ * the way the SPEC requires, hand-written on a bare `Bun.serve`: read the body,
  * verify its Stripe v1 signature (one HMAC-SHA256 of `<t>.<body>` with the service's secret),
  * check that it is a UTF-8 JSON object, and answer 202 only once it is committed, in groups.
- * The commit uses Intake's own group committer and PostgreSQL store adapter (the fastest
- * batch insert we know); nothing else of Intake: no routing, service lookup, caching,
- * protobuf, ids or framework. Any path; one service, fixed at start.
+ * The commit uses Intake's own group committer and store adapter (SQLite: the writer worker,
+ * FULL sync; PostgreSQL: the unnest batch insert), the fastest durable batch write we know;
+ * nothing else of Intake: no routing, service lookup, caching, protobuf, ids or framework.
+ * Any path; one service, fixed at start.
  *
- * Usage: PORT=<port> FLOOR_DATABASE_URL=postgres://… FLOOR_SERVICE_ID=<32 hex> FLOOR_SECRET=whsec_… \
- *   bun bench/floor-ingest.ts   (the database must already hold Intake's tables and the service)
+ * Usage: PORT=<port> FLOOR_DATABASE=<sqlite file path | postgres://…> FLOOR_SERVICE_ID=<32 hex> \
+ *   FLOOR_SECRET=whsec_… bun bench/floor-ingest.ts
+ * The database must already hold Intake's tables and the service (the bench points it at the
+ * database of the Intake it is compared with; the two run one after the other, never at once).
  */
 import { timingSafeEqual } from "node:crypto";
 import { createGroupCommitter } from "../src/domain/group-commit.ts";
 import type { InsertEventResult, NewEvent } from "../src/store/ports.ts";
 import { createPostgresStore } from "../src/store/postgres/store.ts";
+import { createSqliteStore } from "../src/store/sqlite/store.ts";
 
 function required(name: string): string {
   const value = process.env[name];
@@ -24,7 +28,11 @@ function required(name: string): string {
 const port = Number(process.env.PORT ?? "0");
 const serviceId = required("FLOOR_SERVICE_ID");
 const keyed = new Bun.CryptoHasher("sha256", required("FLOOR_SECRET"));
-const store = createPostgresStore({ url: required("FLOOR_DATABASE_URL") });
+const database = required("FLOOR_DATABASE");
+const store = database.startsWith("postgres")
+  ? createPostgresStore({ url: database })
+  : createSqliteStore({ path: database });
+await store.migrate(); // already applied by Intake: a no-op that readies the store's statements
 const committer = createGroupCommitter<NewEvent, InsertEventResult>({
   maxBatch: 256,
   maxDelayMs: 1,
