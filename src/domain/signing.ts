@@ -8,7 +8,7 @@
  * is rejected as well (a sender with a fast clock would otherwise mint signatures that stay
  * valid long after they were made), and the header is parsed strictly (one `t`, digits only).
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 
 export type SignatureVerdict =
   | { ok: true }
@@ -51,8 +51,13 @@ export function parseSignatureHeader(header: string): ParsedSignatureHeader | nu
   return { timestamp, signatures };
 }
 
+// Bun's native keyed hasher: 1.1–1.4 µs per 1 KiB event against 2.5 µs for node:crypto's
+// createHmac on this hardware (bench/README.md, scenario 3); the same HMAC-SHA256 bytes.
 function hmacHex(secret: string, timestamp: string, body: Uint8Array): string {
-  return createHmac("sha256", Buffer.from(secret, "utf8")).update(`${timestamp}.`).update(body).digest("hex");
+  const hasher = new Bun.CryptoHasher("sha256", Buffer.from(secret, "utf8"));
+  hasher.update(`${timestamp}.`);
+  hasher.update(body);
+  return hasher.digest("hex");
 }
 
 /** The v1 signature of `body` at `timestampSeconds`: what a sender computes. */
