@@ -13,6 +13,7 @@ import { createServices, type SigningMaterial } from "./domain/services.ts";
 import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
+import { escapedErrorHandler } from "./gateway/errors.ts";
 import { createGateway } from "./gateway/gateway.ts";
 import { healthBody, nativeHealthRoutes } from "./gateway/health.ts";
 import type { Impls } from "./gateway/impls.ts";
@@ -158,6 +159,8 @@ export async function createApp(options: AppOptions) {
     fetch: (r: Request) => gateway.handle(r),
     /** Bun.serve `routes` served without the gateway's dispatch (the health probe). */
     nativeRoutes: nativeHealthRoutes(await healthBody(impls)),
+    /** Bun.serve `error`: whatever escapes the handlers is a 500 in the SPEC's shape. */
+    onEscapedError: escapedErrorHandler(logger),
     listenGrpc: listenGrpcOn,
     close,
   };

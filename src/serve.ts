@@ -14,6 +14,10 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
     hostname: config.host,
     routes: app.nativeRoutes,
     fetch: app.fetch,
+    // Bun's default outside NODE_ENV=production is development mode, whose error page shows
+    // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
+    development: false,
+    error: app.onEscapedError,
     // The gateway enforces its own, smaller limits while reading.
     maxRequestBodySize: Math.max(config.maxEventBytes, 64 * 1024) + 1024 * 1024,
   });

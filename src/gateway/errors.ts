@@ -4,9 +4,10 @@
  */
 import { ConnectError } from "@connectrpc/connect";
 import type { ErrorCode, FieldIssue } from "../domain/errors.ts";
+import { createIdGenerator, formatId } from "../domain/ids.ts";
 import type { Logger } from "../logger.ts";
 import { ERROR_TABLE, restErrorOf } from "../rpc/errors.ts";
-import { errorBody, json } from "./http.ts";
+import { errorBody, json, REQUEST_ID_HEADER } from "./http.ts";
 
 const WWW_AUTHENTICATE: Partial<Record<ErrorCode, string>> = {
   missing_credentials: 'Bearer realm="intake"',
@@ -61,4 +62,20 @@ export function responseForError(error: unknown, requestId: string, logger: Logg
   }
   logger.error("unhandled error in gateway", { request_id: requestId, error });
   return errorResponse("internal_error", "Something went wrong on our side.", requestId);
+}
+
+/**
+ * Bun.serve's `error` handler: the answer to an error that escaped every handler (the gateway
+ * answers its own). The SPEC's 500 with a fresh request id, logged with its cause; never Bun's
+ * development page, which shows the error's message and stack to the caller.
+ */
+export function escapedErrorHandler(logger: Logger): (error: Error) => Response {
+  const newRequestId = createIdGenerator();
+  return (error) => {
+    const requestId = formatId("req", newRequestId());
+    logger.error("unhandled error in the listener", { request_id: requestId, error });
+    return errorResponse("internal_error", "Something went wrong on our side.", requestId, undefined, {
+      [REQUEST_ID_HEADER]: requestId,
+    });
+  };
 }

@@ -224,3 +224,34 @@ test("serve answers GET /v1/health natively with the exact body and a fresh X-Re
     await running.stop();
   }
 });
+
+test("an error escaping every handler is a 500 internal_error in the SPEC's shape with X-Request-Id, its message only in the log", async () => {
+  const config = parseConfig({ DATABASE_URL: "sqlite::memory:", PORT: "0", INTAKE_GRPC_PORT: "0" });
+  const logs: string[] = [];
+  const running = await serve(
+    config,
+    { tokenPepper: "p".repeat(32), secretsKey: new Uint8Array(32) },
+    createLogger((l) => logs.push(l)),
+  );
+  try {
+    // A handler bug stands in here; reload keeps the listener's own options (development, error).
+    running.server.reload({
+      fetch: () => {
+        throw new Error("internal detail /srv/intake/secret-path");
+      },
+    });
+    const res = await fetch(`http://127.0.0.1:${running.server.port}/v1/tenant`);
+    expect(res.status).toBe(500);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    const requestId = res.headers.get("x-request-id");
+    expect(requestId).toMatch(/^req_[0-9a-f]{32}$/);
+    const text = await res.text();
+    expect(text).not.toContain("internal detail");
+    expect(JSON.parse(text)).toEqual({
+      error: { code: "internal_error", message: "Something went wrong on our side.", request_id: requestId },
+    });
+    expect(logs.some((l) => l.includes("internal detail") && l.includes(String(requestId)))).toBe(true);
+  } finally {
+    await running.stop();
+  }
+});
