@@ -44,6 +44,8 @@ function floor(request: Request): Response {
 const server = Bun.serve({
   hostname: "127.0.0.1",
   port,
+  // As Intake's listener (src/serve.ts): production mode whatever NODE_ENV says.
+  development: false,
   async fetch(request) {
     if (request.method === "POST") {
       const body = await request.arrayBuffer();

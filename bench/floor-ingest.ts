@@ -68,6 +68,8 @@ function isJsonObject(body: Uint8Array): boolean {
 const server = Bun.serve({
   hostname: "127.0.0.1",
   port,
+  // As Intake's listener (src/serve.ts): production mode whatever NODE_ENV says.
+  development: false,
   async fetch(request) {
     if (request.method !== "POST") return new Response('{"status":"ok"}', { headers }); // readiness
     const payload = new Uint8Array(await request.arrayBuffer());
