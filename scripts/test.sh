@@ -45,7 +45,12 @@ pass() {
   fi
 }
 
-pass bun test
+# Suites on real PostgreSQL and Redis and the end-to-end ones start servers and databases: a
+# test gets 30 s, not bun's default 5 s, so a slow or busy machine does not fail them. (On the
+# command line: bun 1.4 ignores a `timeout` under [test] in bunfig.toml.)
+TIMEOUT_MS=30000
+
+pass bun test --timeout "$TIMEOUT_MS"
 
 # The suites that build their worlds with createWorld; only directories that exist and
 # hold test files (bun fails on a filter that matches nothing).
@@ -60,7 +65,7 @@ if [ ${#dirs[@]} -eq 0 ]; then
   echo "SKIP: conformance on PostgreSQL+Redis: no test files in test/gateway, test/e2e or test/rpc"
 elif [ "$probe_rc" -eq 0 ]; then
   printf '\n== conformance on PostgreSQL+Redis: %s\n' "${dirs[*]}"
-  INTAKE_TEST_STACK=postgres-redis pass bun test "${dirs[@]}"
+  INTAKE_TEST_STACK=postgres-redis pass bun test --timeout "$TIMEOUT_MS" "${dirs[@]}"
 elif [ "${INTAKE_REQUIRE_SERVICES:-}" = "1" ]; then
   echo "FAIL: conformance on PostgreSQL+Redis: INTAKE_REQUIRE_SERVICES=1 but ${probe}"
   status=1
