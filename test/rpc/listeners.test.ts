@@ -160,15 +160,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-test("serve starts the gRPC listener on INTAKE_GRPC_PORT, exposes its port, and stops it", async () => {
-  const grpcPort = await freePort();
-  const config = parseConfig({ DATABASE_URL: "sqlite::memory:", PORT: "0", INTAKE_GRPC_PORT: String(grpcPort) });
-  const logs: string[] = [];
-  const running = await serve(
+/** `intake serve` in this process on `config` (fixed test keys); its log lines go to `logs`. */
+function serveOn(config: ReturnType<typeof parseConfig>, logs: string[] = []) {
+  return serve(
     config,
     { tokenPepper: "p".repeat(32), secretsKey: new Uint8Array(32) },
     createLogger((l) => logs.push(l)),
   );
+}
+
+test("serve starts the gRPC listener on INTAKE_GRPC_PORT, exposes its port, and stops it", async () => {
+  const grpcPort = await freePort();
+  const config = parseConfig({ DATABASE_URL: "sqlite::memory:", PORT: "0", INTAKE_GRPC_PORT: String(grpcPort) });
+  const logs: string[] = [];
+  const running = await serveOn(config, logs);
   try {
     expect(running.grpc?.port).toBe(grpcPort);
     const health = createClient(StandardHealth, createGrpcTransport({ baseUrl: `http://127.0.0.1:${grpcPort}` }));
@@ -183,11 +188,7 @@ test("serve starts the gRPC listener on INTAKE_GRPC_PORT, exposes its port, and 
 
 test("serve with INTAKE_GRPC_PORT=0 starts no gRPC listener", async () => {
   const config = parseConfig({ DATABASE_URL: "sqlite::memory:", PORT: "0", INTAKE_GRPC_PORT: "0" });
-  const running = await serve(
-    config,
-    { tokenPepper: "p".repeat(32), secretsKey: new Uint8Array(32) },
-    createLogger(() => {}),
-  );
+  const running = await serveOn(config);
   try {
     expect(running.grpc).toBeNull();
   } finally {
@@ -202,11 +203,7 @@ test("serve answers GET /v1/health natively with the exact body and a fresh X-Re
     INTAKE_GRPC_PORT: "0",
     INTAKE_BUILD: "abc123",
   });
-  const running = await serve(
-    config,
-    { tokenPepper: "p".repeat(32), secretsKey: new Uint8Array(32) },
-    createLogger(() => {}),
-  );
+  const running = await serveOn(config);
   try {
     const url = `http://127.0.0.1:${running.server.port}/v1/health`;
     const first = await fetch(url);
@@ -228,11 +225,7 @@ test("serve answers GET /v1/health natively with the exact body and a fresh X-Re
 test("an error escaping every handler is a 500 internal_error in the SPEC's shape with X-Request-Id, its message only in the log", async () => {
   const config = parseConfig({ DATABASE_URL: "sqlite::memory:", PORT: "0", INTAKE_GRPC_PORT: "0" });
   const logs: string[] = [];
-  const running = await serve(
-    config,
-    { tokenPepper: "p".repeat(32), secretsKey: new Uint8Array(32) },
-    createLogger((l) => logs.push(l)),
-  );
+  const running = await serveOn(config, logs);
   try {
     // A handler bug stands in here; reload keeps the listener's own options (development, error).
     running.server.reload({
