@@ -1,11 +1,11 @@
 /**
  * The floor for scenarios 3 and 4: the least work any server must do to answer a signed ingest
- * the way the SPEC requires, hand-written on a bare `Bun.serve`: read the body,
- * verify its Stripe v1 signature (one HMAC-SHA256 of `<t>.<body>` with the service's secret),
- * check that it is a UTF-8 JSON object, and answer 202 only once it is committed, in groups.
- * The commit uses Intake's own group committer and store adapter (SQLite: the writer worker,
- * FULL sync; PostgreSQL: the unnest batch insert), the fastest durable batch write we know;
- * nothing else of Intake: no routing, service lookup, caching, protobuf, ids or framework.
+ * the way the SPEC requires, on a bare `Bun.serve`: read the body, verify its Stripe v1
+ * signature, check that it is a UTF-8 JSON object, and answer 202 only once it is committed,
+ * in groups. Each step is Intake's own function for it (the domain's `verifySignature` and
+ * `checkPayload`, the group committer, the store adapter — SQLite: the writer worker, FULL
+ * sync; PostgreSQL: the unnest batch insert); nothing else of Intake: no routing, service
+ * lookup, cache, secret sealing, protobuf, ids or framework.
  * Any path; one service, fixed at start.
  *
  * Usage: PORT=<port> FLOOR_DATABASE=<sqlite file path | postgres://…> FLOOR_SERVICE_ID=<32 hex> \
@@ -13,11 +13,13 @@
  * The database must already hold Intake's tables and the service (the bench points it at the
  * database of the Intake it is compared with; the two run one after the other, never at once).
  */
-import { timingSafeEqual } from "node:crypto";
 import { createGroupCommitter } from "../src/domain/group-commit.ts";
+import { checkPayload } from "../src/domain/ingest.ts";
+import { verifySignature } from "../src/domain/signing.ts";
 import type { InsertEventResult, NewEvent } from "../src/store/ports.ts";
 import { createPostgresStore } from "../src/store/postgres/store.ts";
 import { createSqliteStore } from "../src/store/sqlite/store.ts";
+import { BENCH_TOLERANCE_SECONDS } from "./lib/intake.ts";
 
 function required(name: string): string {
   const value = process.env[name];
@@ -27,7 +29,9 @@ function required(name: string): string {
 
 const port = Number(process.env.PORT ?? "0");
 const serviceId = required("FLOOR_SERVICE_ID");
-const keyed = new Bun.CryptoHasher("sha256", required("FLOOR_SECRET"));
+const secrets = [required("FLOOR_SECRET")];
+// The pool's requests are signed once, before the load: the same raised tolerance as Intake's.
+const TOLERANCE_SECONDS = Number(BENCH_TOLERANCE_SECONDS);
 const database = required("FLOOR_DATABASE");
 const store = database.startsWith("postgres")
   ? createPostgresStore({ url: database })
@@ -38,28 +42,12 @@ const committer = createGroupCommitter<NewEvent, InsertEventResult>({
   maxDelayMs: 1,
   flush: (events) => store.events.insertBatch(events),
 });
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 const headers = { "content-type": "application/json; charset=utf-8" };
-
-function verified(header: string, body: Uint8Array): boolean {
-  let t = "";
-  let v1 = "";
-  for (const part of header.split(",")) {
-    if (part.startsWith("t=")) t = part.slice(2);
-    else if (part.startsWith("v1=")) v1 = part.slice(3);
-  }
-  const hasher = keyed.copy();
-  hasher.update(`${t}.`);
-  hasher.update(body);
-  const expected = Buffer.from(hasher.digest("hex"));
-  const given = Buffer.from(v1);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
 
 function isJsonObject(body: Uint8Array): boolean {
   try {
-    const value: unknown = JSON.parse(utf8.decode(body));
-    return typeof value === "object" && value !== null && !Array.isArray(value);
+    checkPayload(body);
+    return true;
   } catch {
     return false;
   }
@@ -73,13 +61,15 @@ const server = Bun.serve({
   async fetch(request) {
     if (request.method !== "POST") return new Response('{"status":"ok"}', { headers }); // readiness
     const payload = new Uint8Array(await request.arrayBuffer());
-    if (!verified(request.headers.get("x-service-signature") ?? "", payload))
+    const signature = request.headers.get("x-service-signature");
+    const now = Date.now();
+    if (!verifySignature(signature, payload, secrets, Math.floor(now / 1000), TOLERANCE_SECONDS).ok) {
       return new Response(null, { status: 401 });
+    }
     if (!isJsonObject(payload)) return new Response(null, { status: 400 });
     const id = Bun.randomUUIDv7().replaceAll("-", "");
-    const receivedAt = Date.now();
-    await committer.submit({ id, serviceId, receivedAt, idempotencyKey: null, payload });
-    return new Response(JSON.stringify({ id: `evt_${id}`, received_at: new Date(receivedAt).toISOString() }), {
+    await committer.submit({ id, serviceId, receivedAt: now, idempotencyKey: null, payload });
+    return new Response(JSON.stringify({ id: `evt_${id}`, received_at: new Date(now).toISOString() }), {
       status: 202,
       headers,
     });

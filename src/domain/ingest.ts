@@ -70,8 +70,8 @@ function invalidSignature(): DomainError {
   return new DomainError("invalid_signature", INVALID_SIGNATURE);
 }
 
-/** A UTF-8 JSON object, or the 400 that says why not. */
-function checkPayload(payload: Uint8Array): void {
+/** A UTF-8 JSON object, or the 400 that says why not (exported for the bench's ingest floor). */
+export function checkPayload(payload: Uint8Array): void {
   let value: unknown;
   try {
     value = JSON.parse(utf8.decode(payload));
