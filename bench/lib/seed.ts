@@ -7,6 +7,7 @@
  * checksum included, so they pass the shape check and reach the lookup.
  */
 import { Database } from "bun:sqlite";
+import { closeSync, openSync, readSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { createTokenHasher, TOKEN_PREFIX, toBase62, tokenChecksum, tokenPrefix } from "../../src/domain/credentials.ts";
@@ -174,4 +175,22 @@ export function cursorAfter(idsNewestFirst: string[], depth: number): string {
   const last = idsNewestFirst[depth - 1];
   if (last === undefined) throw new Error(`only ${idsNewestFirst.length} rows seeded, need ${depth}`);
   return encodeCursor(last);
+}
+
+/**
+ * Reads a file through once so that all of it is in the OS page cache. This VM pages out
+ * memory, file cache included, that nothing touched for about a minute (DAMON pageout,
+ * kdamond; bench/README.md, scenario 5): without this, most of a 1M-token store is back on the
+ * disk by the time a cold round reads it, and that round measures the disk, not the lookup.
+ */
+export function loadIntoPageCache(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    while (readSync(fd, buffer) > 0) {
+      // read and dropped: the page cache keeps what the read brought in
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
