@@ -6,7 +6,7 @@ import { ConnectError } from "@connectrpc/connect";
 import type { ErrorCode, FieldIssue } from "../domain/errors.ts";
 import { createIdGenerator, formatId } from "../domain/ids.ts";
 import type { Logger } from "../logger.ts";
-import { ERROR_TABLE, restErrorOf } from "../rpc/errors.ts";
+import { ERROR_TABLE, INTERNAL_MESSAGE, restErrorOf } from "../rpc/errors.ts";
 import { errorBody, json, REQUEST_ID_HEADER } from "./http.ts";
 
 const WWW_AUTHENTICATE: Partial<Record<ErrorCode, string>> = {
@@ -61,7 +61,7 @@ export function responseForError(error: unknown, requestId: string, logger: Logg
     if (rest) return errorResponse(rest.code, rest.message, requestId, rest.details);
   }
   logger.error("unhandled error in gateway", { request_id: requestId, error });
-  return errorResponse("internal_error", "Something went wrong on our side.", requestId);
+  return errorResponse("internal_error", INTERNAL_MESSAGE, requestId);
 }
 
 /**
@@ -74,7 +74,7 @@ export function escapedErrorHandler(logger: Logger): (error: Error) => Response 
   return (error) => {
     const requestId = formatId("req", newRequestId());
     logger.error("unhandled error in the listener", { request_id: requestId, error });
-    return errorResponse("internal_error", "Something went wrong on our side.", requestId, undefined, {
+    return errorResponse("internal_error", INTERNAL_MESSAGE, requestId, undefined, {
       [REQUEST_ID_HEADER]: requestId,
     });
   };

@@ -9,7 +9,7 @@ import type { Tokens } from "../domain/tokens.ts";
 import type { Principal } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
 import { principalKey } from "./context.ts";
-import { connectErrorFor, toConnectError } from "./errors.ts";
+import { connectErrorFor, INTERNAL_MESSAGE, toConnectError } from "./errors.ts";
 import { type MethodName, type MethodPolicy, POLICY } from "./policy.ts";
 
 const BEARER = /^Bearer +(\S+) *$/i;
@@ -68,7 +68,7 @@ export function createAdmission(tokens: Tokens, logger: Logger) {
     const policy: MethodPolicy | undefined = (POLICY as Record<string, MethodPolicy>)[method];
     if (!policy) {
       logger.error("rpc method without an access policy", { method });
-      throw connectErrorFor("internal_error", "Something went wrong on our side.");
+      throw connectErrorFor("internal_error", INTERNAL_MESSAGE);
     }
     if (policy.bearer) {
       context.values.set(principalKey, await admit(context.requestHeader.get("authorization"), method as MethodName));

@@ -31,7 +31,8 @@ export const ERROR_TABLE: Record<ErrorCode, { http: number; connect: Code }> = {
   unavailable: { http: 503, connect: Code.Unavailable },
 };
 
-const INTERNAL_MESSAGE = "Something went wrong on our side.";
+/** The only message a 500 ever carries: its cause goes to the log, never to the caller. */
+export const INTERNAL_MESSAGE = "Something went wrong on our side.";
 
 export function connectErrorFor(
   code: ErrorCode,
