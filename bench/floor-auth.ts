@@ -15,16 +15,11 @@
 import { createTokenHasher } from "../src/domain/credentials.ts";
 import type { TenantRecord } from "../src/domain/types.ts";
 import { createSqliteStore } from "../src/store/sqlite/store.ts";
-
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-}
+import { requiredEnv } from "./lib/procs.ts";
 
 const port = Number(process.env.PORT ?? "0");
-const hash = createTokenHasher(required("FLOOR_PEPPER"));
-const store = createSqliteStore({ path: required("FLOOR_DATABASE") });
+const hash = createTokenHasher(requiredEnv("FLOOR_PEPPER"));
+const store = createSqliteStore({ path: requiredEnv("FLOOR_DATABASE") });
 await store.migrate(); // already applied by Intake: a no-op that readies the store's statements
 const headers = { "content-type": "application/json; charset=utf-8" };
 const BEARER = /^Bearer +(\S+) *$/i;

@@ -20,19 +20,14 @@ import type { InsertEventResult, NewEvent } from "../src/store/ports.ts";
 import { createPostgresStore } from "../src/store/postgres/store.ts";
 import { createSqliteStore } from "../src/store/sqlite/store.ts";
 import { BENCH_TOLERANCE_SECONDS } from "./lib/intake.ts";
-
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is required`);
-  return value;
-}
+import { requiredEnv } from "./lib/procs.ts";
 
 const port = Number(process.env.PORT ?? "0");
-const serviceId = required("FLOOR_SERVICE_ID");
-const secrets = [required("FLOOR_SECRET")];
+const serviceId = requiredEnv("FLOOR_SERVICE_ID");
+const secrets = [requiredEnv("FLOOR_SECRET")];
 // The pool's requests are signed once, before the load: the same raised tolerance as Intake's.
 const TOLERANCE_SECONDS = Number(BENCH_TOLERANCE_SECONDS);
-const database = required("FLOOR_DATABASE");
+const database = requiredEnv("FLOOR_DATABASE");
 const store = database.startsWith("postgres")
   ? createPostgresStore({ url: database })
   : createSqliteStore({ path: database });

@@ -6,8 +6,9 @@
  * warms each target, then drives them with wrk using the same settings, interleaving the
  * targets of a scenario (A B A B ...) so that noise from the shared machine falls on all of
  * them alike. Hand-written floors (bench/baseline.ts for scenario 2, bench/floor-ingest.ts for
- * 3 and 4) do only what the SPEC requires and run interleaved too, so that a goal out of any
- * implementation's reach on the machine at hand shows as such in the same run.
+ * 3 and 4, bench/floor-auth.ts for 5's cold cache) do only what the SPEC requires and run
+ * interleaved too, so that a goal out of any implementation's reach on the machine at hand
+ * shows as such in the same run.
  * Medians of the rounds and their ratios go to the table, printed and written to
  * bench/results/latest.md (and .json with every round).
  *
@@ -237,11 +238,14 @@ async function stopIntake(running: RunningIntake): Promise<void> {
   if (i >= 0) started.splice(i, 1);
 }
 
+/** A hand-written reference server: the bare baseline or a floor, as a child process. */
+interface Reference {
+  url: string;
+  child: Subprocess;
+}
+
 /** A hand-written reference server (bench/baseline.ts by default) on a free port. */
-async function startBaseline(
-  script = "bench/baseline.ts",
-  env: Record<string, string> = {},
-): Promise<{ url: string; child: Subprocess }> {
+async function startBaseline(script = "bench/baseline.ts", env: Record<string, string> = {}): Promise<Reference> {
   const port = freePort();
   const logPath = join(workDir, `${basename(script, ".ts")}.log`);
   const child = track(
@@ -264,10 +268,7 @@ const sqlitePath = (s: IntakeSpec) => join(s.dataDir, "intake.sqlite");
  * The hand-written ingest floor (bench/floor-ingest.ts) on an Intake's database and service,
  * proven to answer 202 before it is measured.
  */
-async function startIngestFloor(
-  database: string,
-  svc: { id: string; secret: string },
-): Promise<{ url: string; child: Subprocess }> {
+async function startIngestFloor(database: string, svc: { id: string; secret: string }): Promise<Reference> {
   const floor = await startBaseline("bench/floor-ingest.ts", {
     FLOOR_DATABASE: database,
     FLOOR_SERVICE_ID: svc.id.slice("svc_".length),
@@ -437,7 +438,7 @@ async function main(): Promise<void> {
     const perBoot = await bootstrap(perSpec);
     const group = await start(groupSpec);
     const per = await start(perSpec);
-    let floor: { url: string; child: Subprocess } | null = null;
+    let floor: Reference | null = null;
     try {
       const pools = await Promise.all(
         [
@@ -541,7 +542,7 @@ async function main(): Promise<void> {
       const pgSpec = spec("ingest-postgres", { DATABASE_URL: db.url, INTAKE_INGEST_COMMIT: "group" });
       const boot = await bootstrap(pgSpec);
       const intake = await start(pgSpec);
-      let floor: { url: string; child: Subprocess } | null = null;
+      let floor: Reference | null = null;
       try {
         const svc = await createService(intake.url, boot.token, "bench-ingest");
         const file = join(workDir, "ingest-postgres.pool");

@@ -57,6 +57,13 @@ export function freePort(): number {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A variable a hand-written floor cannot start without (bench/floor-*.ts). */
+export function requiredEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+}
+
 /** The environment without anything that would point a child at another deployment. */
 export function cleanEnv(overrides: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
