@@ -15,8 +15,8 @@
  */
 import { createGroupCommitter } from "../src/domain/group-commit.ts";
 import { checkPayload } from "../src/domain/ingest.ts";
+import type { InsertEventResult, NewEvent } from "../src/domain/ports/store.ts";
 import { verifySignature } from "../src/domain/signing.ts";
-import type { InsertEventResult, NewEvent } from "../src/store/ports.ts";
 import { createPostgresStore } from "../src/store/postgres/store.ts";
 import { createSqliteStore } from "../src/store/sqlite/store.ts";
 import { BENCH_TOLERANCE_SECONDS } from "./lib/intake.ts";

@@ -3,11 +3,13 @@
  * cache, the domain, the rpc implementations and the gateway, and returns them with one
  * `close` for shutdown. No module-level state: two apps in one process share nothing.
  */
-import type { Cache } from "./cache/ports.ts";
+
 import type { Config, KeyMaterial } from "./config.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
 import { createIdGenerator } from "./domain/ids.ts";
 import { createIngest } from "./domain/ingest.ts";
+import type { Cache } from "./domain/ports/cache.ts";
+import type { Store } from "./domain/ports/store.ts";
 import { createSealer } from "./domain/sealing.ts";
 import { createServices, type SigningMaterial } from "./domain/services.ts";
 import { createTenants } from "./domain/tenant.ts";
@@ -16,17 +18,11 @@ import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
 import { escapedErrorHandler } from "./gateway/errors.ts";
 import { createGateway } from "./gateway/gateway.ts";
 import { healthBody, nativeHealthRoutes } from "./gateway/health.ts";
-import type { Impls } from "./gateway/impls.ts";
 import type { Logger } from "./logger.ts";
 import { createAdmission } from "./rpc/admission.ts";
-import { createApiTokenServiceImpl } from "./rpc/api-tokens.ts";
 import { listenGrpc } from "./rpc/grpc-server.ts";
-import { createHealthImpl } from "./rpc/health.ts";
-import { createIngestImpl } from "./rpc/ingest.ts";
+import { createRpcImpls } from "./rpc/impls.ts";
 import { createRpcRouter } from "./rpc/router.ts";
-import { createServiceRegistryImpl } from "./rpc/services.ts";
-import { createTenantImpl } from "./rpc/tenant.ts";
-import type { Store } from "./store/ports.ts";
 
 export interface AppOptions {
   config: Config;
@@ -119,13 +115,7 @@ export async function createApp(options: AppOptions) {
   const cache = await openCache(config, logger, clock);
   const domain = createDomain({ store, cache, keys, config, logger, clock });
   const admission = createAdmission(domain.tokens, logger);
-  const impls: Impls = {
-    apiTokens: createApiTokenServiceImpl({ tokens: domain.tokens, logger }),
-    services: createServiceRegistryImpl({ services: domain.services, logger }),
-    tenant: createTenantImpl({ tenants: domain.tenants, logger }),
-    health: createHealthImpl(config.version),
-    ingest: createIngestImpl({ ingest: domain.ingest, logger }),
-  };
+  const impls = createRpcImpls({ ...domain, logger, version: config.version });
   const rpc = { impls, admission, maxEventBytes: config.maxEventBytes };
   const gateway = await createGateway({
     impls,

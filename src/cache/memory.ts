@@ -1,4 +1,4 @@
-import type { Cache, CacheNamespace, NamespaceOptions } from "./ports.ts";
+import type { Cache, CacheNamespace, NamespaceOptions } from "../domain/ports/cache.ts";
 
 /** What a fill produced, and how long this process may keep it (0: do not keep). */
 export interface LocalFill<V> {

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { Redis, type RedisOptions } from "ioredis";
+import type { Cache, CacheNamespace, NamespaceOptions } from "../domain/ports/cache.ts";
 import type { Logger } from "../logger.ts";
 import { createLocalNamespace, type LocalNamespace, namespaceOnce } from "./memory.ts";
-import type { Cache, CacheNamespace, NamespaceOptions } from "./ports.ts";
 
 export interface RedisCacheOptions {
   url: string;

@@ -5,13 +5,14 @@
  * Every 401 carries the same code and message, whatever went wrong (unknown service, missing,
  * malformed, stale or wrong signature), so the answer is no oracle for ids or secrets.
  */
-import type { CacheNamespace } from "../cache/ports.ts";
+
 import type { Logger } from "../logger.ts";
-import type { InsertEventResult, NewEvent, Store } from "../store/ports.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { createGroupCommitter } from "./group-commit.ts";
 import { parseId } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
+import type { CacheNamespace } from "./ports/cache.ts";
+import type { InsertEventResult, NewEvent, Store } from "./ports/store.ts";
 import type { Sealer } from "./sealing.ts";
 import { type SigningMaterial, signingMaterial } from "./services.ts";
 import { verifySignature } from "./signing.ts";

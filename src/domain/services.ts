@@ -1,12 +1,13 @@
 /**
  * Services (senders) and their signing secrets (SPEC §3).
  */
-import type { CacheNamespace } from "../cache/ports.ts";
-import type { Store } from "../store/ports.ts";
+
 import { generateSigningSecret, secretPrefix } from "./credentials.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import { parseId } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
+import type { CacheNamespace } from "./ports/cache.ts";
+import type { Store } from "./ports/store.ts";
 import type { Sealer } from "./sealing.ts";
 import type { Clock, Principal, ServiceRecord } from "./types.ts";
 import { checkName, throwIfIssues } from "./validation.ts";

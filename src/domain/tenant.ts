@@ -1,9 +1,10 @@
 /**
  * The caller's tenant (SPEC §5): read, and rename. permission_mode never changes in v1.
  */
-import type { CacheNamespace } from "../cache/ports.ts";
-import type { Store } from "../store/ports.ts";
+
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
+import type { CacheNamespace } from "./ports/cache.ts";
+import type { Store } from "./ports/store.ts";
 import type { Principal, TenantRecord } from "./types.ts";
 import { checkName, throwIfIssues } from "./validation.ts";
 

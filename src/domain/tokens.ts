@@ -1,14 +1,15 @@
 /**
  * API tokens (SPEC §2): minting, verification, listing and soft revocation.
  */
-import type { CacheNamespace } from "../cache/ports.ts";
+
 import type { Logger } from "../logger.ts";
-import type { Store } from "../store/ports.ts";
 import { forbidEscalation } from "./access.ts";
 import { generateToken, isWellFormedToken, tokenPrefix } from "./credentials.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import { newTenantId, parseId, TENANT_ID } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
+import type { CacheNamespace } from "./ports/cache.ts";
+import type { Store } from "./ports/store.ts";
 import {
   type Clock,
   type PermissionMode,

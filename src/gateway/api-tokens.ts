@@ -8,8 +8,8 @@ import {
   RevokeApiTokenRequestSchema,
 } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { connectErrorFor } from "../rpc/errors.ts";
+import type { RpcImpls } from "../rpc/impls.ts";
 import { ELYSIA_SETTINGS, json } from "./http.ts";
-import type { Impls } from "./impls.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity, responses } from "./responses.ts";
 import { ApiTokenRecord, CreateApiTokenBody, CreatedApiToken, IdParams, listOf, TokenPageQuery } from "./schemas.ts";
@@ -46,7 +46,7 @@ function expiresAtMs(value: string | null | undefined): number | null {
   return ms;
 }
 
-export function apiTokenRoutes(impls: Impls, kit: Kit) {
+export function apiTokenRoutes(impls: RpcImpls, kit: Kit) {
   const { apiTokens } = impls;
   const tags = ["API tokens"];
   return new Elysia({ ...ELYSIA_SETTINGS, name: "api-tokens" })

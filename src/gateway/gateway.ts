@@ -7,20 +7,20 @@ import { Elysia } from "elysia";
 import { createIdGenerator, formatId } from "../domain/ids.ts";
 import type { Logger } from "../logger.ts";
 import type { Admission } from "../rpc/admission.ts";
+import type { RpcImpls } from "../rpc/impls.ts";
 import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
 import { healthBody, healthRoutes } from "./health.ts";
 import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
-import type { Impls } from "./impls.ts";
 import { ingestRoutes } from "./ingest.ts";
 import { createKit } from "./kit.ts";
-import { rpcRoutes } from "./rpc.ts";
+import { connectRoutes } from "./rpc.ts";
 import { serviceRoutes } from "./services.ts";
 import { tenantRoutes } from "./tenant.ts";
 
 export interface GatewayDeps {
-  impls: Impls;
+  impls: RpcImpls;
   admission: Admission;
   logger: Logger;
   /** Connect and gRPC-Web at /intake.v1.<Service>/<Method> (a router with plain gRPC off). */
@@ -108,7 +108,7 @@ export async function createGateway(deps: GatewayDeps) {
     .use(serviceRoutes(impls, kit))
     .use(ingestRoutes(impls, kit));
 
-  if (deps.rpc) app.use(rpcRoutes(deps.rpc));
+  if (deps.rpc) app.use(connectRoutes(deps.rpc));
   // Last: the document is generated from every route mounted before it.
   if (deps.apiDocs) app.use(apiDocsRoutes({ version: deps.apiDocs.version, routes: () => app.routes }));
 

@@ -3,12 +3,12 @@ import { createContextValues } from "@connectrpc/connect";
 import { Elysia } from "elysia";
 import { GetHealthRequestSchema } from "../../gen/intake/v1/health_pb.ts";
 import { createIdGenerator, formatId } from "../domain/ids.ts";
+import type { RpcImpls } from "../rpc/impls.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE, REQUEST_ID_HEADER } from "./http.ts";
-import type { Impls } from "./impls.ts";
 import { Health } from "./schemas.ts";
 
 /** No auth, no store, no cache (SPEC §6): the body is built once, at start, by the rpc implementation. */
-export async function healthBody(impls: Impls): Promise<string> {
+export async function healthBody(impls: RpcImpls): Promise<string> {
   const answer = await impls.health.getHealth(create(GetHealthRequestSchema), { values: createContextValues() });
   return JSON.stringify({ status: answer.status, version: answer.version });
 }

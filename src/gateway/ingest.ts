@@ -12,8 +12,8 @@ import {
   type ListEventsResponse,
 } from "../../gen/intake/v1/ingest_pb.ts";
 import { connectErrorFor } from "../rpc/errors.ts";
+import type { RpcImpls } from "../rpc/impls.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE, json, readCapped } from "./http.ts";
-import type { Impls } from "./impls.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity, responses } from "./responses.ts";
 import { IdParams, listOf, PageQuery, ServiceId } from "./schemas.ts";
@@ -77,7 +77,7 @@ function eventsBody(page: ListEventsResponse): Uint8Array {
   return Buffer.concat(parts);
 }
 
-export function ingestRoutes(impls: Impls, kit: Kit) {
+export function ingestRoutes(impls: RpcImpls, kit: Kit) {
   const { ingest } = impls;
   const limit = ingest.maxPayloadBytes;
   return new Elysia({ ...ELYSIA_SETTINGS, name: "ingest" })

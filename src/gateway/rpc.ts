@@ -8,7 +8,7 @@ import { Elysia } from "elysia";
 import { ELYSIA_SETTINGS } from "./http.ts";
 
 /** `router` must have plain gRPC disabled: Bun.serve's HTTP/2 drops trailers. */
-export function rpcRoutes(router: ConnectRouter) {
+export function connectRoutes(router: ConnectRouter) {
   const app = new Elysia({ ...ELYSIA_SETTINGS, name: "rpc" });
   for (const handler of router.handlers) {
     app.post(

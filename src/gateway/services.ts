@@ -8,8 +8,8 @@ import {
   RotateSigningSecretRequestSchema,
   UpdateServiceRequestSchema,
 } from "../../gen/intake/v1/services_pb.ts";
+import type { RpcImpls } from "../rpc/impls.ts";
 import { ELYSIA_SETTINGS, json } from "./http.ts";
-import type { Impls } from "./impls.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity, responses } from "./responses.ts";
 import {
@@ -24,7 +24,7 @@ import {
 } from "./schemas.ts";
 import { iso, serviceJson } from "./serialize.ts";
 
-export function serviceRoutes(impls: Impls, kit: Kit) {
+export function serviceRoutes(impls: RpcImpls, kit: Kit) {
   const { services } = impls;
   const tags = ["Services"];
   return new Elysia({ ...ELYSIA_SETTINGS, name: "services" })

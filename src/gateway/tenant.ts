@@ -1,8 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { Elysia } from "elysia";
 import { GetTenantRequestSchema, UpdateTenantRequestSchema } from "../../gen/intake/v1/tenant_pb.ts";
+import type { RpcImpls } from "../rpc/impls.ts";
 import { ELYSIA_SETTINGS, json } from "./http.ts";
-import type { Impls } from "./impls.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity, responses } from "./responses.ts";
 import { TenantRecordSchema, UpdateTenantBody } from "./schemas.ts";
@@ -10,7 +10,7 @@ import { tenantJson } from "./serialize.ts";
 
 const getTenantRequest = create(GetTenantRequestSchema);
 
-export function tenantRoutes(impls: Impls, kit: Kit) {
+export function tenantRoutes(impls: RpcImpls, kit: Kit) {
   const { tenant } = impls;
   const tags = ["Tenant"];
   return new Elysia({ ...ELYSIA_SETTINGS, name: "tenant" })

@@ -9,7 +9,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "../logger.ts";
 import { createGrpcHealth } from "./grpc-health.ts";
-import { RPC_SERVICE_NAMES, type RpcRouterDeps, rpcRouterOptions, rpcRoutes } from "./router.ts";
+import { RPC_SERVICE_NAMES, type RpcRouterDeps, registerServices, rpcRouterOptions } from "./router.ts";
 
 export interface GrpcListener {
   /** The bound port (the ephemeral one when asked for port 0). */
@@ -37,7 +37,7 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
   const handler = connectNodeAdapter({
     ...rpcRouterOptions(deps.admission, protocols),
     routes: (router) => {
-      rpcRoutes(deps, protocols)(router);
+      registerServices(deps, protocols)(router);
       router.service(Health, health.impl);
     },
   });

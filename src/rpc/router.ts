@@ -10,16 +10,7 @@ import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
 import type { Admission } from "./admission.ts";
-import type { Impl } from "./impl.ts";
-
-/** The service implementations the router serves (the gateway calls the same objects). */
-export interface RpcImpls {
-  apiTokens: Impl<typeof ApiTokenService>;
-  services: Impl<typeof ServiceRegistryService>;
-  tenant: Impl<typeof TenantService>;
-  health: Impl<typeof HealthService>;
-  ingest: Impl<typeof IngestService>;
-}
+import type { RpcImpls } from "./impls.ts";
 
 /** The intake.v1 services, by their fully-qualified names (what grpc.health.v1 Check accepts). */
 export const RPC_SERVICE_NAMES = [
@@ -71,8 +62,8 @@ export function rpcRouterOptions(admission: Admission, protocols: Protocols): Co
   };
 }
 
-/** Registers the intake.v1 services; usable as connect-node's `routes`. */
-export function rpcRoutes(deps: RpcRouterDeps, protocols: Protocols): (router: ConnectRouter) => void {
+/** Registers the intake.v1 services on a router; usable as connect-node's `routes`. */
+export function registerServices(deps: RpcRouterDeps, protocols: Protocols): (router: ConnectRouter) => void {
   const { impls, maxEventBytes } = deps;
   // connect-es reads the protocol switches of per-service options, not the router's, once any
   // options are given (its types omit them): repeated so gRPC stays off on the main port.
@@ -91,6 +82,6 @@ export function rpcRoutes(deps: RpcRouterDeps, protocols: Protocols): (router: C
 
 export function createRpcRouter(deps: RpcRouterDeps, protocols: Protocols): ConnectRouter {
   const router = createConnectRouter(rpcRouterOptions(deps.admission, protocols));
-  rpcRoutes(deps, protocols)(router);
+  registerServices(deps, protocols)(router);
   return router;
 }

@@ -4,7 +4,7 @@
  * alone; adapter-specific rules live in the adapter's own test file.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import type { Cache, NamespaceOptions } from "../../src/cache/ports.ts";
+import type { Cache, NamespaceOptions } from "../../src/domain/ports/cache.ts";
 
 export interface ContractClock {
   now: () => number;

@@ -3,8 +3,8 @@
  * token rows), and a manual clock. Real adapters are tested by their own contract suites.
  */
 
+import type { Store } from "../../src/domain/ports/store.ts";
 import type { TenantRecord, TokenRecord } from "../../src/domain/types.ts";
-import type { Store } from "../../src/store/ports.ts";
 
 export interface CountingStore {
   store: Store;

@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { DomainError } from "../../src/domain/errors.ts";
-import type { Store } from "../../src/store/ports.ts";
+import type { Store } from "../../src/domain/ports/store.ts";
 import { createWorld, type World } from "../support/harness.ts";
 
 let world: World;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/domain/errors.ts";
-import type { NewEvent } from "../../src/store/ports.ts";
+import type { NewEvent } from "../../src/domain/ports/store.ts";
 import { mapError } from "../../src/store/sqlite/connection.ts";
 import { createEventWriter } from "../../src/store/sqlite/event-writer.ts";
 

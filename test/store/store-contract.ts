@@ -4,8 +4,8 @@
  * another's rows. Test names state the rule a user would notice if it broke.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import type { NewEvent, Store } from "../../src/domain/ports/store.ts";
 import type { ServiceRecord, TenantRecord, TokenRecord } from "../../src/domain/types.ts";
-import type { NewEvent, Store } from "../../src/store/ports.ts";
 
 export interface StoreWorld {
   store: Store;

@@ -10,7 +10,7 @@ import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
 import { migrate } from "drizzle-orm/bun-sql/migrator";
 import { isActiveOwner } from "../../domain/access.ts";
 import { DomainError } from "../../domain/errors.ts";
-import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, Store } from "../ports.ts";
+import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, Store } from "../../domain/ports/store.ts";
 import { apiTokens, events, services, tenants } from "./schema.ts";
 
 export interface PostgresStoreOptions {

@@ -5,7 +5,7 @@
  * Messages are handled one at a time, in arrival order, like calls on one connection.
  */
 import type { Database, Statement } from "bun:sqlite";
-import type { InsertEventResult, NewEvent } from "../ports.ts";
+import type { InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
 import { openDatabase } from "./connection.ts";
 import type { WriterReply, WriterRequest } from "./event-writer.ts";
 

@@ -10,7 +10,7 @@
  * rejects exactly the batches in flight on it, and the next batch starts a fresh worker.
  */
 import { DomainError } from "../../domain/errors.ts";
-import type { InsertEventResult, NewEvent } from "../ports.ts";
+import type { InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
 
 export type WriterRequest =
   | { kind: "open"; path: string }

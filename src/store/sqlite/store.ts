@@ -12,8 +12,15 @@ import { and, type Column, desc, eq, gt, isNull, lt, ne, or, type SQL, sql } fro
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { migrate } from "drizzle-orm/bun-sqlite/migrator";
 import { isActiveOwner } from "../../domain/access.ts";
+import type {
+  InsertEventResult,
+  NewEvent,
+  PageQuery,
+  RevokeOutcome,
+  SecretRotation,
+  Store,
+} from "../../domain/ports/store.ts";
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
-import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, SecretRotation, Store } from "../ports.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
 import { apiTokens, events, services, tenants } from "./schema.ts";

@@ -1,4 +1,4 @@
-import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../domain/types.ts";
+import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../types.ts";
 
 /**
  * Keyset page request: rows strictly older (smaller id) than `before`, newest first.

@@ -1,0 +1,41 @@
+/**
+ * Every rpc implementation, built once by the composition root. The Connect routers serve
+ * these objects and the REST gateway calls the very same ones in-process, so both surfaces
+ * run one implementation. `RpcImpls` is derived from this factory: "go to definition" on any
+ * of its members lands on the implementation, not on generated code.
+ */
+import type { Ingest } from "../domain/ingest.ts";
+import type { Services } from "../domain/services.ts";
+import type { Tenants } from "../domain/tenant.ts";
+import type { Tokens } from "../domain/tokens.ts";
+import type { Logger } from "../logger.ts";
+import { createApiTokenServiceImpl } from "./api-tokens.ts";
+import { createHealthImpl } from "./health.ts";
+import { createIngestImpl } from "./ingest.ts";
+import { createServiceRegistryImpl } from "./services.ts";
+import { createTenantImpl } from "./tenant.ts";
+
+export interface RpcImplsDeps {
+  tokens: Tokens;
+  services: Services;
+  tenants: Tenants;
+  ingest: Ingest;
+  logger: Logger;
+  /** The deployed version the health probe reports. */
+  version: string;
+}
+
+export function createRpcImpls(deps: RpcImplsDeps) {
+  const { logger } = deps;
+  return {
+    apiTokens: createApiTokenServiceImpl({ tokens: deps.tokens, logger }),
+    services: createServiceRegistryImpl({ services: deps.services, logger }),
+    tenant: createTenantImpl({ tenants: deps.tenants, logger }),
+    health: createHealthImpl(deps.version),
+    /** Ingest and ListEvents, plus the early checks the ingest route makes before reading a body. */
+    ingest: createIngestImpl({ ingest: deps.ingest, logger }),
+  };
+}
+
+/** The rpc implementations: what the routers serve and the gateway calls in-process. */
+export type RpcImpls = ReturnType<typeof createRpcImpls>;
