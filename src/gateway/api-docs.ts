@@ -4,20 +4,13 @@
  * `GET /docs`, Scalar's reference on it. Every asset the page loads is served from here (the
  * bundle from node_modules), so it renders with no internet.
  */
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { scalarBundlePath } from "./scalar-bundle.js";
 
 export const OPENAPI_PATH = "/openapi.json";
 export const DOCS_PATH = "/docs";
 export const DOCS_BUNDLE_PATH = "/docs/assets/scalar-api-reference.js";
-
-/** The package exports only its ESM entry; its self-contained browser bundle sits beside it. */
-function scalarBundleFile(): string {
-  const entry = fileURLToPath(import.meta.resolve("@scalar/api-reference"));
-  return join(dirname(entry), "browser", "standalone.js");
-}
 
 const DESCRIPTION = `Intake ingests events from registered senders and manages API tokens, services with their
 signing secrets, and the owning tenant.
@@ -125,7 +118,7 @@ export interface ApiDocsOptions {
 }
 
 export function apiDocsRoutes(options: ApiDocsOptions) {
-  const bundle = scalarBundleFile();
+  const bundle = scalarBundlePath;
   const page = docsPage();
   const plugin = new Elysia({ name: "api-docs" });
   let cached: { routeCount: number; body: string } | null = null;

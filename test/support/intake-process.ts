@@ -30,6 +30,17 @@ export interface IntakeProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * How a child is started: the source checkout (`bun src/cli.ts`) by default, or another
+ * command — the one-file build (`dist/intake`) copied into an empty directory.
+ */
+export interface Launch {
+  command: string[];
+  cwd: string;
+}
+
+const FROM_SOURCE: Launch = { command: ["bun", "src/cli.ts"], cwd: ROOT };
+
 const started = new Set<IntakeProcess>();
 
 /** Reads a stream line by line until it ends, so the child never blocks on a full pipe. */
@@ -62,9 +73,14 @@ async function stopProcess(proc: Subprocess, graceMs = 5_000): Promise<void> {
  * Starts `intake serve` with PORT=0 and learns the port from its "intake listening" log
  * line: asking the OS for a free port first and passing it on would race other tests.
  */
-export async function startIntake(name: string, env: Record<string, string>, timeoutMs = 20_000) {
-  const proc = Bun.spawn(["bun", "src/cli.ts", "serve"], {
-    cwd: ROOT,
+export async function startIntake(
+  name: string,
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  launch: Launch = FROM_SOURCE,
+) {
+  const proc = Bun.spawn([...launch.command, "serve"], {
+    cwd: launch.cwd,
     env: { ...cleanEnv(), HOST: "127.0.0.1", PORT: "0", INTAKE_GRPC_PORT: "0", ...env },
     stdin: "ignore",
     stdout: "pipe",
@@ -128,10 +144,15 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...started].map((p) => p.stop()));
 }
 
-/** Runs `bun src/cli.ts <args>` to completion (bounded) and returns its stdout. */
-export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<string> {
-  const proc = Bun.spawn(["bun", "src/cli.ts", ...args], {
-    cwd: ROOT,
+/** Runs `bun src/cli.ts <args>` (or `launch`'s command) to completion, bounded, and returns its stdout. */
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  launch: Launch = FROM_SOURCE,
+): Promise<string> {
+  const proc = Bun.spawn([...launch.command, ...args], {
+    cwd: launch.cwd,
     env: { ...cleanEnv(), ...env },
     stdin: "ignore",
     stdout: "pipe",

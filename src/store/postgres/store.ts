@@ -3,14 +3,14 @@
  * pool). Several Intake instances may share the database, so every invariant is held by the
  * database itself: unique indexes, one transaction per batch, a tenant row lock for revocation.
  */
-import { join } from "node:path";
 import { SQL as BunSQL } from "bun";
 import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
-import { migrate } from "drizzle-orm/bun-sql/migrator";
 import { isActiveOwner } from "../../domain/access.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, Store } from "../../domain/ports/store.ts";
+import { applyMigrations } from "../migrate.ts";
+import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { apiTokens, events, services, tenants } from "./schema.ts";
 
 export interface PostgresStoreOptions {
@@ -20,8 +20,8 @@ export interface PostgresStoreOptions {
   max?: number;
 }
 
-/** Resolved from this file, not the cwd, so `migrate()` works wherever the process starts. */
-const MIGRATIONS_FOLDER = join(import.meta.dir, "../../../drizzle/postgres");
+/** Inlined at bundle time (src/store/migrations.ts): no drizzle/ folder is read at run time. */
+const MIGRATIONS = committedMigrations("postgres");
 
 /** pg_advisory_lock key: instances starting together apply migrations one at a time. */
 const MIGRATION_LOCK_KEY = 0x1a7a4e;
@@ -448,7 +448,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
         try {
           await reserved.unsafe("select pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
           try {
-            await migrate(drizzle({ client: reserved }), { migrationsFolder: MIGRATIONS_FOLDER });
+            await applyMigrations(drizzle({ client: reserved }), MIGRATIONS);
           } finally {
             await reserved.unsafe("select pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
           }

@@ -9,6 +9,8 @@
  * Failure: a worker that errors, exits or does not answer within `timeoutMs` is terminated,
  * rejects exactly the batches in flight on it, and the next batch starts a fresh worker.
  */
+
+import { dirname, join } from "node:path";
 import { DomainError } from "../../domain/errors.ts";
 import type { InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
 
@@ -54,7 +56,13 @@ interface InFlight {
   timer: ReturnType<typeof setTimeout>;
 }
 
-const WORKER_URL = new URL("./event-writer-worker.ts", import.meta.url).href;
+/**
+ * The one-file build (scripts/build.ts) bundles the worker as its own entry point, embedded at
+ * its path under src/ with a .js name; under `bun run` it is this file's sibling.
+ */
+const WORKER_URL = Bun.isStandaloneExecutable
+  ? join(dirname(Bun.main), "store/sqlite/event-writer-worker.js")
+  : new URL("./event-writer-worker.ts", import.meta.url).href;
 
 /** Rebuilds the worker's error with the fields `isUnavailable` reads (name, errno) and SQLite's code. */
 function rebuild(error: Extract<WriterReply, { ok: false }>["error"]): Error {

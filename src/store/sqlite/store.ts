@@ -7,10 +7,8 @@
  * waits (busy_timeout) instead of failing on a lock upgrade.
  */
 import type { Database } from "bun:sqlite";
-import { join } from "node:path";
 import { and, type Column, desc, eq, gt, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
-import { migrate } from "drizzle-orm/bun-sqlite/migrator";
 import { isActiveOwner } from "../../domain/access.ts";
 import type {
   InsertEventResult,
@@ -21,6 +19,8 @@ import type {
   Store,
 } from "../../domain/ports/store.ts";
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
+import { applyMigrations } from "../migrate.ts";
+import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { mapError, openDatabase } from "./connection.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
 import { apiTokens, events, services, tenants } from "./schema.ts";
@@ -30,8 +30,8 @@ export interface SqliteStoreOptions {
   path: string;
 }
 
-/** Resolved from this file, not the cwd, so `migrate()` works wherever the process starts. */
-const MIGRATIONS_FOLDER = join(import.meta.dir, "../../../drizzle/sqlite");
+/** Inlined at bundle time (src/store/migrations.ts): no drizzle/ folder is read at run time. */
+const MIGRATIONS = committedMigrations("sqlite");
 
 /** Runs a synchronous store operation as the port's promise, translating connection-level failures. */
 function run<T>(operation: () => T): Promise<T> {
@@ -360,7 +360,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         ),
       ),
 
-    migrate: () => run(() => migrate(db, { migrationsFolder: MIGRATIONS_FOLDER })),
+    migrate: () => run(() => void applyMigrations(db, MIGRATIONS)),
 
     close: async () => {
       // The worker first: its in-flight batches settle and its connection closes before ours.

@@ -1,0 +1,116 @@
+/**
+ * The one-file build (README.md "Ship it"): `bun run build`'s executable, copied ALONE into an
+ * empty directory and run with no Bun on PATH and no node_modules or drizzle/ folder beside
+ * it, migrates, bootstraps and serves — ingest included, whose SQLite commits run in the
+ * embedded worker, and /docs, whose browser bundle is embedded.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Launch, runCli, startIntake, stopAll } from "../support/intake-process.ts";
+import { serviceAvailable } from "../support/services.ts";
+import { sign } from "../support/signing.ts";
+import { createTestDatabase, randomKeyEnv } from "../support/stack.ts";
+
+const ROOT = join(import.meta.dir, "../..");
+/** No directory on it holds bun: the binary must not need it. */
+const NO_BUN_PATH = "/nonexistent";
+
+const postgres = await serviceAvailable("postgres");
+
+let buildDir: string;
+let binary: string;
+
+beforeAll(async () => {
+  buildDir = mkdtempSync(join(tmpdir(), "intake-build-"));
+  binary = join(buildDir, "intake");
+  const build = Bun.spawn(["bun", "scripts/build.ts", "--outfile", binary], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [code, stderr] = await Promise.all([build.exited, new Response(build.stderr).text()]);
+  if (code !== 0) throw new Error(`bun run build failed (${code}):\n${stderr}`);
+}, 120_000);
+
+afterAll(async () => {
+  await stopAll();
+  rmSync(buildDir, { recursive: true, force: true });
+});
+
+/** A fresh empty directory holding nothing but a copy of the binary. */
+function aloneInEmptyDirectory(): Launch {
+  const dir = mkdtempSync(join(tmpdir(), "intake-alone-"));
+  copyFileSync(binary, join(dir, "intake"));
+  expect(readdirSync(dir)).toEqual(["intake"]);
+  return { command: ["./intake"], cwd: dir };
+}
+
+describe("dist/intake copied alone into an empty directory", () => {
+  test("migrate, bootstrap and serve work on SQLite: a signed event is stored (202) and read back", async () => {
+    const launch = aloneInEmptyDirectory();
+    mkdirSync(join(launch.cwd, "data"));
+    const env = { PATH: NO_BUN_PATH };
+
+    expect(await runCli(["migrate"], env, 30_000, launch)).toContain("migrations applied (sqlite)");
+    const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Alone", "--json"], env, 30_000, launch)) as {
+      token: string;
+    };
+
+    const server = await startIntake("binary", env, 20_000, launch);
+    try {
+      expect((await server.fetch("/v1/health")).status).toBe(200);
+      const created = await server.fetch("/v1/services", {
+        method: "POST",
+        token: boot.token,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ service_name: "billing" }),
+      });
+      expect(created.status).toBe(201);
+      const service = (await created.json()) as { id: string; signing_secret: string };
+
+      const payload = '{"type":"invoice.paid"}';
+      const ingested = await server.fetch(`/v1/ingest/${service.id}`, {
+        method: "POST",
+        headers: { "x-service-signature": sign(service.signing_secret, payload, Date.now()) },
+        body: payload,
+      });
+      expect(ingested.status).toBe(202);
+
+      const events = (await (
+        await server.fetch(`/v1/services/${service.id}/events`, { token: boot.token })
+      ).json()) as {
+        data: Array<{ payload: unknown }>;
+      };
+      expect(events.data.map((e) => e.payload)).toEqual([{ type: "invoice.paid" }]);
+
+      const bundle = await server.fetch("/docs/assets/scalar-api-reference.js");
+      expect(bundle.status).toBe(200);
+      expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+    } finally {
+      await server.stop();
+      rmSync(launch.cwd, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test.skipIf(!postgres)(
+    "migrate applies the PostgreSQL migrations embedded in the binary",
+    async () => {
+      const launch = aloneInEmptyDirectory();
+      const database = await createTestDatabase();
+      try {
+        const env = { PATH: NO_BUN_PATH, DATABASE_URL: database.url, ...randomKeyEnv() };
+        expect(await runCli(["migrate"], env, 30_000, launch)).toContain("migrations applied (postgres)");
+        const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Pg", "--json"], env, 30_000, launch)) as {
+          token_id: string;
+        };
+        expect(boot.token_id).toMatch(/^tok_[0-9a-f]{32}$/);
+      } finally {
+        await database.drop();
+        rmSync(launch.cwd, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
+});
