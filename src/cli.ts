@@ -15,6 +15,7 @@ const USAGE = `usage:
   bun run intake serve
   bun run intake bootstrap --tenant-name <name> [--permission-mode flat|role_based] --json
   bun run intake bootstrap --tenant-id <uuid> --json
+  bun run intake setup-link [--expires-in <seconds, default 3600>] [--base-url <url>] [--json]
   bun run intake migrate`;
 
 function fail(message: string, code = 1): never {
@@ -62,6 +63,45 @@ async function bootstrap(args: string[]) {
   }
 }
 
+/** A one-time console setup link (docs/console.md): only the code's digest is stored. */
+async function setupLink(args: string[]) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      "expires-in": { type: "string", default: "3600" },
+      "base-url": { type: "string" },
+      json: { type: "boolean", default: false },
+    },
+  });
+  const raw = values["expires-in"];
+  const expiresIn = Number(raw);
+  if (!/^\d+$/.test(raw) || expiresIn < 60 || expiresIn > 7 * 86_400) {
+    fail(`--expires-in must be a whole number of seconds from 60 to 604800 (got "${raw}")`, 2);
+  }
+  const config = parseConfig(process.env);
+  if (config.database.kind === "sqlite" && config.database.path === ":memory:") {
+    fail("DATABASE_URL=sqlite::memory: lives inside one process; the CLI cannot reach it. Use a file or PostgreSQL.");
+  }
+  const base = (values["base-url"] ?? `http://${config.host}:${config.port}`).replace(/\/+$/, "");
+  if (!URL.canParse(base))
+    fail(`--base-url must be an absolute URL such as https://intake.example.com (got "${base}")`, 2);
+  const keys = loadKeyMaterial(config);
+  const logger = createLogger((line) => process.stderr.write(`${line}\n`));
+  const store = await openStore(config);
+  const cache = createMemoryCache();
+  try {
+    const { tokens } = createDomain({ store, cache, keys, config, logger, clock: systemClock });
+    const made = await tokens.issueSetupCode({ expiresInSeconds: expiresIn });
+    // The code rides in the fragment: browsers never send it, so no access log can hold it.
+    const out = { url: `${base}/console/setup#code=${made.code}`, expires_at: new Date(made.expiresAt).toISOString() };
+    if (values.json) process.stdout.write(`${JSON.stringify(out)}\n`);
+    else process.stdout.write(`${out.url}\n(works once, until ${out.expires_at})\n`);
+  } finally {
+    await cache.close();
+    await store.close();
+  }
+}
+
 async function main(argv: string[]) {
   const [command, ...rest] = argv;
   switch (command) {
@@ -72,6 +112,8 @@ async function main(argv: string[]) {
     }
     case "bootstrap":
       return bootstrap(rest);
+    case "setup-link":
+      return setupLink(rest);
     case "migrate": {
       const config = parseConfig(process.env);
       const store = await openStore(config);

@@ -30,7 +30,12 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
     database: config.database.kind,
     cache: app.cache.kind,
   });
-  logger.info("mint the first token with: bun run intake bootstrap --tenant-name <name> --json");
+  if (!(await app.store.tenants.any())) {
+    // Never the code itself: only the command that makes one (docs/console.md).
+    logger.info(
+      "no tenant yet: get a one-time console setup link with `bun run intake setup-link`, or mint the first token with `bun run intake bootstrap --tenant-name <name> --json`",
+    );
+  }
 
   let stopping: Promise<void> | null = null;
   const stop = (signal: string) => {

@@ -10,11 +10,14 @@ import { randomFillSync } from "node:crypto";
 
 export const TOKEN_PREFIX = "service_live_";
 export const SECRET_PREFIX = "whsec_";
+/** One-time setup codes (docs/console.md): the token's shape and checksum under another prefix. */
+export const SETUP_CODE_PREFIX = "setup_";
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const RANDOM_CHARS = 37;
 const CHECKSUM_CHARS = 6;
 const BODY_CHARS = RANDOM_CHARS + CHECKSUM_CHARS;
 const TOKEN_SHAPE = /^service_live_[0-9A-Za-z]{43}$/;
+const SETUP_CODE_SHAPE = /^setup_[0-9A-Za-z]{43}$/;
 
 /** `n` base62 chars from a CSPRNG. Bytes ≥ 248 are rejected so every char is equally likely (248 = 4 × 62). */
 export function randomBase62(n: number): string {
@@ -49,16 +52,32 @@ export function tokenChecksum(randomPart: string): string {
   return toBase62(crc32(randomPart), CHECKSUM_CHARS);
 }
 
-export function generateToken(): string {
+function generateChecksummed(prefix: string): string {
   const random = randomBase62(RANDOM_CHARS);
-  return TOKEN_PREFIX + random + tokenChecksum(random);
+  return prefix + random + tokenChecksum(random);
+}
+
+function checksumHolds(prefix: string, value: string): boolean {
+  const body = value.slice(prefix.length);
+  return tokenChecksum(body.slice(0, RANDOM_CHARS)) === body.slice(RANDOM_CHARS, BODY_CHARS);
+}
+
+export function generateToken(): string {
+  return generateChecksummed(TOKEN_PREFIX);
 }
 
 /** Shape and checksum only: no I/O. */
 export function isWellFormedToken(token: string): boolean {
-  if (!TOKEN_SHAPE.test(token)) return false;
-  const body = token.slice(TOKEN_PREFIX.length);
-  return tokenChecksum(body.slice(0, RANDOM_CHARS)) === body.slice(RANDOM_CHARS, BODY_CHARS);
+  return TOKEN_SHAPE.test(token) && checksumHolds(TOKEN_PREFIX, token);
+}
+
+export function generateSetupCode(): string {
+  return generateChecksummed(SETUP_CODE_PREFIX);
+}
+
+/** Shape and checksum only: a mistyped code is refused without a store lookup. */
+export function isWellFormedSetupCode(code: string): boolean {
+  return SETUP_CODE_SHAPE.test(code) && checksumHolds(SETUP_CODE_PREFIX, code);
 }
 
 /** The public `prefix`: `service_live_` + the first 8 body chars. */

@@ -6,6 +6,7 @@ export type ErrorCode =
   | "missing_credentials"
   | "invalid_credentials"
   | "invalid_signature"
+  | "invalid_setup_code"
   | "token_scope_insufficient"
   | "owner_required"
   | "role_escalation"

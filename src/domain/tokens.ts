@@ -4,7 +4,13 @@
 
 import type { Logger } from "../logger.ts";
 import { forbidEscalation } from "./access.ts";
-import { generateToken, isWellFormedToken, tokenPrefix } from "./credentials.ts";
+import {
+  generateSetupCode,
+  generateToken,
+  isWellFormedSetupCode,
+  isWellFormedToken,
+  tokenPrefix,
+} from "./credentials.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import { newTenantId, parseId, TENANT_ID } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
@@ -12,6 +18,7 @@ import type { CacheNamespace } from "./ports/cache.ts";
 import type { Store } from "./ports/store.ts";
 import {
   type Clock,
+  PERMISSION_MODES,
   type PermissionMode,
   type Principal,
   ROLES,
@@ -253,6 +260,40 @@ export function createTokens(deps: TokenDeps) {
     return { tenant, record, token };
   }
 
+  /**
+   * CLI `setup-link`: a one-time code for the console's setup page (docs/console.md). Only its
+   * digest is stored; the code itself is returned once and never logged.
+   */
+  async function issueSetupCode(input: { expiresInSeconds: number }): Promise<{ code: string; expiresAt: number }> {
+    const code = generateSetupCode();
+    const now = clock.now();
+    const expiresAt = now + input.expiresInSeconds * 1000;
+    await store.setupCodes.insert({ digest: deps.hashToken(code), createdAt: now, expiresAt });
+    return { code, expiresAt };
+  }
+
+  /**
+   * `POST /v1/setup`: a setup code buys one new tenant and its first owner read_write token.
+   * The body is judged first (400 leaves the code unused), then the code (401 for one that is
+   * malformed, unknown, used or expired — one answer for all, as for tokens).
+   */
+  async function redeemSetupCode(input: { code: string; tenantName: string; permissionMode?: string | undefined }) {
+    const issues: FieldIssue[] = [];
+    const name = checkName("tenant_name", input.tenantName, issues);
+    const permissionMode = (input.permissionMode ?? "role_based") as PermissionMode;
+    if (!PERMISSION_MODES.includes(permissionMode)) {
+      issues.push({ field: "permission_mode", message: "must be flat or role_based" });
+    }
+    throwIfIssues(issues);
+    const refused = new DomainError("invalid_setup_code", "The setup code is unknown, already used or expired.");
+    if (!isWellFormedSetupCode(input.code)) throw refused;
+    const now = clock.now();
+    const tenant = { id: newTenantId(), name, permissionMode, createdAt: now };
+    const { record, token } = makeToken(ownerTokenBase(tenant.id, "setup"));
+    if (!(await store.redeemSetupCode(deps.hashToken(input.code), now, tenant, record))) throw refused;
+    return { tenant, record, token };
+  }
+
   async function mintRecoveryToken(tenantId: string) {
     const tenant = TENANT_ID.test(tenantId) ? await store.tenants.get(tenantId) : null;
     if (!tenant) throw notFound("tenant");
@@ -267,6 +308,8 @@ export function createTokens(deps: TokenDeps) {
     listTokens,
     revokeToken,
     bootstrapTenant,
+    issueSetupCode,
+    redeemSetupCode,
     mintRecoveryToken,
     flushLastUsed,
   };

@@ -17,6 +17,7 @@ import { ingestRoutes } from "./ingest.ts";
 import { createKit } from "./kit.ts";
 import { connectRoutes } from "./rpc.ts";
 import { serviceRoutes } from "./services.ts";
+import { setupRoutes } from "./setup.ts";
 import { tenantRoutes } from "./tenant.ts";
 
 export interface GatewayDeps {
@@ -106,7 +107,8 @@ export async function createGateway(deps: GatewayDeps) {
     .use(tenantRoutes(impls, kit))
     .use(apiTokenRoutes(impls, kit))
     .use(serviceRoutes(impls, kit))
-    .use(ingestRoutes(impls, kit));
+    .use(ingestRoutes(impls, kit))
+    .use(setupRoutes(impls, kit));
 
   if (deps.rpc) app.use(connectRoutes(deps.rpc));
   // Last: the document is generated from every route mounted before it.

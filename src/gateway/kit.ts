@@ -68,6 +68,24 @@ function nestedDeeperThan(root: object, limit: number): boolean {
   return false;
 }
 
+async function bufferBody(ctx: HookContext): Promise<Buffered> {
+  return { [RAW]: await readCapped(ctx.request, MAX_BODY_BYTES) };
+}
+
+/** 413 → 415 → 400 on the buffered bytes; leaves the decoded object in `ctx.body`. */
+function judgeBody(ctx: HookContext): void {
+  // `null` is readCapped's "over the limit": it must not be mistaken for "no body".
+  const buffered = ctx.body as Buffered | undefined;
+  const raw = buffered === undefined ? new Uint8Array(0) : buffered[RAW];
+  if (raw === null) {
+    throw connectErrorFor("payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  }
+  if (raw.length > 0 && !JSON_MEDIA_TYPE.test(ctx.request.headers.get("content-type") ?? "")) {
+    throw connectErrorFor("unsupported_media_type", "Send the body as Content-Type: application/json.");
+  }
+  ctx.body = decodeJsonObject(raw);
+}
+
 export function createKit(admission: Admission) {
   const calls = new WeakMap<Request, CallContext>();
 
@@ -109,22 +127,25 @@ export function createKit(admission: Admission) {
      */
     withBody(method: MethodName, exists?: (call: CallContext, params: Record<string, string>) => Promise<unknown>) {
       return {
-        parse: async (ctx: HookContext): Promise<Buffered> => ({
-          [RAW]: await readCapped(ctx.request, MAX_BODY_BYTES),
-        }),
+        parse: bufferBody,
         transform: async (ctx: HookContext) => {
           const call = await admit(ctx, method);
           if (exists) await exists(call, ctx.params);
-          // `null` is readCapped's "over the limit": it must not be mistaken for "no body".
-          const buffered = ctx.body as Buffered | undefined;
-          const raw = buffered === undefined ? new Uint8Array(0) : buffered[RAW];
-          if (raw === null) {
-            throw connectErrorFor("payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
-          }
-          if (raw.length > 0 && !JSON_MEDIA_TYPE.test(ctx.request.headers.get("content-type") ?? "")) {
-            throw connectErrorFor("unsupported_media_type", "Send the body as Content-Type: application/json.");
-          }
-          ctx.body = decodeJsonObject(raw);
+          judgeBody(ctx);
+        },
+      };
+    },
+
+    /**
+     * Hooks of a route with a JSON body and no bearer token (`POST /v1/setup`, whose body holds
+     * its credential): the same 413 → 415 → 400 judgement, with an anonymous call context.
+     */
+    openWithBody() {
+      return {
+        parse: bufferBody,
+        transform: (ctx: HookContext) => {
+          calls.set(ctx.request, { values: createContextValues() });
+          judgeBody(ctx);
         },
       };
     },

@@ -93,6 +93,21 @@ export const UpdateTenantBody = t.Object(
   { additionalProperties: false },
 );
 
+export const SetupBody = t.Object(
+  {
+    setup_code: t.String({ description: "setup_ + 43 base62, from `intake setup-link` (the link's #code= fragment)" }),
+    tenant_name: name,
+    permission_mode: t.Optional(t.Union([t.Literal("flat"), t.Literal("role_based")], { default: "role_based" })),
+  },
+  { additionalProperties: false },
+);
+
+export const SetupResult = t.Object({
+  tenant_id: t.String({ description: "raw UUID" }),
+  token_id: TokenId,
+  token: t.String({ description: "service_live_ + 43 base62: the first owner read_write token, shown only here" }),
+});
+
 export const Health = t.Object({ status: t.Literal("ok"), version: t.String() });
 
 const pageFields = {

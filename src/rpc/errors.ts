@@ -15,6 +15,7 @@ export const ERROR_TABLE: Record<ErrorCode, { http: number; connect: Code }> = {
   missing_credentials: { http: 401, connect: Code.Unauthenticated },
   invalid_credentials: { http: 401, connect: Code.Unauthenticated },
   invalid_signature: { http: 401, connect: Code.Unauthenticated },
+  invalid_setup_code: { http: 401, connect: Code.Unauthenticated },
   token_scope_insufficient: { http: 403, connect: Code.PermissionDenied },
   owner_required: { http: 403, connect: Code.PermissionDenied },
   role_escalation: { http: 403, connect: Code.PermissionDenied },

@@ -13,6 +13,7 @@ import { createApiTokenServiceImpl } from "./api-tokens.ts";
 import { createHealthImpl } from "./health.ts";
 import { createIngestImpl } from "./ingest.ts";
 import { createServiceRegistryImpl } from "./services.ts";
+import { createSetupImpl } from "./setup.ts";
 import { createTenantImpl } from "./tenant.ts";
 
 export interface RpcImplsDeps {
@@ -31,6 +32,7 @@ export function createRpcImpls(deps: RpcImplsDeps) {
     apiTokens: createApiTokenServiceImpl({ tokens: deps.tokens, logger }),
     services: createServiceRegistryImpl({ services: deps.services, logger }),
     tenant: createTenantImpl({ tenants: deps.tenants, logger }),
+    setup: createSetupImpl({ tokens: deps.tokens, logger }),
     health: createHealthImpl(deps.version),
     /** Ingest and ListEvents, plus the early checks the ingest route makes before reading a body. */
     ingest: createIngestImpl({ ingest: deps.ingest, logger }),

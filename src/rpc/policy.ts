@@ -28,6 +28,8 @@ export const POLICY = {
   "intake.v1.IngestService/Ingest": open,
   "intake.v1.IngestService/ListEvents": read,
   "intake.v1.HealthService/GetHealth": open,
+  // The setup code in the request is the credential (docs/console.md).
+  "intake.v1.SetupService/RedeemSetupCode": open,
   // The standard gRPC health protocol on the h2c listener: probes carry no credentials.
   "grpc.health.v1.Health/Check": open,
   "grpc.health.v1.Health/Watch": open,

@@ -8,6 +8,7 @@ import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { HealthService } from "../../gen/intake/v1/health_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
+import { SetupService } from "../../gen/intake/v1/setup_pb.ts";
 import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
 import type { Admission } from "./admission.ts";
 import type { RpcImpls } from "./impls.ts";
@@ -19,6 +20,7 @@ export const RPC_SERVICE_NAMES = [
   TenantService.typeName,
   IngestService.typeName,
   HealthService.typeName,
+  SetupService.typeName,
 ] as const;
 
 /**
@@ -74,6 +76,7 @@ export function registerServices(deps: RpcRouterDeps, protocols: Protocols): (ro
       .service(ServiceRegistryService, impls.services)
       .service(TenantService, impls.tenant)
       .service(HealthService, impls.health)
+      .service(SetupService, impls.setup)
       // The payload rides as bytes: base64 in Connect JSON (4/3 larger), plus the signature,
       // ids and framing. The implementation still holds the payload to maxEventBytes itself.
       .service(IngestService, impls.ingest, { ...switches, readMaxBytes: Math.ceil((maxEventBytes * 4) / 3) + 4096 });

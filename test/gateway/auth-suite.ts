@@ -144,7 +144,7 @@ export const AUTHENTICATED_ROUTES: AuthRoute[] = [
 ];
 
 /** Routes that take no bearer token at all. */
-export const UNAUTHENTICATED_ROUTES = ["GET /v1/health", "POST /v1/ingest/:service_id"];
+export const UNAUTHENTICATED_ROUTES = ["GET /v1/health", "POST /v1/ingest/:service_id", "POST /v1/setup"];
 
 /** The routes the running gateway actually declares under /v1. */
 export function declaredRoutes(world: World): string[] {

@@ -90,13 +90,13 @@ test("every operation has a summary, a tag, a 2xx and the one error shape; bodie
   }
 });
 
-test("bearer routes name the bearer scheme; health and ingest need none", async () => {
+test("bearer routes name the bearer scheme; health, ingest and setup need none", async () => {
   world = await createWorld();
   const doc = await openapi(world);
   expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
-      const open = path === "/v1/health" || path.startsWith("/v1/ingest/");
+      const open = path === "/v1/health" || path === "/v1/setup" || path.startsWith("/v1/ingest/");
       expect(op.security, `${method} ${path}`).toEqual(open ? [] : [{ bearer: [] }]);
       if (!open) expect(Object.keys(op.responses), `${method} ${path}`).toContain("401");
     }

@@ -167,6 +167,57 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
       });
     });
 
+    describe("setup codes", () => {
+      /** A stored setup code (digest only) that expires an hour after NOW. */
+      async function addSetupCode(expiresAt = NOW + HOUR) {
+        const digest = randomHex(32);
+        await store.setupCodes.insert({ digest, createdAt: NOW, expiresAt });
+        return digest;
+      }
+
+      function firstTenant() {
+        const tenant = tenantRecord({ name: "Set up" });
+        return { tenant, owner: tokenRecord(tenant.id, { role: "owner", scope: "read_write", name: "setup" }) };
+      }
+
+      test("tenants.any is false on an empty store and true once a tenant exists", async () => {
+        expect(await store.tenants.any()).toBe(false);
+        await seedTenant();
+        expect(await store.tenants.any()).toBe(true);
+      });
+
+      test("redeemSetupCode creates the tenant and its first token, and the code works once", async () => {
+        const digest = await addSetupCode();
+        const first = firstTenant();
+        expect(await store.redeemSetupCode(digest, NOW, first.tenant, first.owner)).toBe(true);
+        expect(await store.tenants.get(first.tenant.id)).toEqual(first.tenant);
+        expect(await store.tokens.get(first.tenant.id, first.owner.id)).toEqual(first.owner);
+
+        const again = firstTenant();
+        expect(await store.redeemSetupCode(digest, NOW, again.tenant, again.owner)).toBe(false);
+        expect(await store.tenants.get(again.tenant.id)).toBeNull();
+        expect(await store.tokens.get(again.tenant.id, again.owner.id)).toBeNull();
+      });
+
+      test("an expired or unknown setup code creates nothing", async () => {
+        const digest = await addSetupCode(NOW + 1_000);
+        const late = firstTenant();
+        expect(await store.redeemSetupCode(digest, NOW + 1_000, late.tenant, late.owner)).toBe(false);
+        const unknown = firstTenant();
+        expect(await store.redeemSetupCode(randomHex(32), NOW, unknown.tenant, unknown.owner)).toBe(false);
+        expect(await store.tenants.any()).toBe(false);
+      });
+
+      test("concurrent redemptions of one setup code: exactly one creates a tenant", async () => {
+        const digest = await addSetupCode();
+        const attempts = Array.from({ length: 4 }, () => firstTenant());
+        const results = await Promise.all(attempts.map((a) => store.redeemSetupCode(digest, NOW, a.tenant, a.owner)));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        const created = await Promise.all(attempts.map((a) => store.tenants.get(a.tenant.id)));
+        expect(created.filter((t) => t !== null)).toHaveLength(1);
+      });
+    });
+
     describe("api tokens", () => {
       test("findByDigest resolves a token by its digest, null for an unknown digest", async () => {
         const { tenant } = await seedTenant();

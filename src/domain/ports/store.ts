@@ -11,6 +11,8 @@ export interface PageQuery {
 
 export interface TenantRepo {
   get(id: string): Promise<TenantRecord | null>;
+  /** Whether the store holds any tenant (`serve` on an empty store says how to set one up). */
+  any(): Promise<boolean>;
   /** Returns the updated tenant, or null when it does not exist. */
   rename(id: string, name: string): Promise<TenantRecord | null>;
 }
@@ -84,14 +86,32 @@ export interface EventRepo {
   list(serviceId: string, query: PageQuery): Promise<EventRecord[]>;
 }
 
+/** A one-time setup code: only its keyed digest is stored, like a token's. */
+export interface SetupCodeRecord {
+  digest: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface SetupCodeRepo {
+  insert(record: SetupCodeRecord): Promise<void>;
+}
+
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
   tenants: TenantRepo;
   tokens: TokenRepo;
   services: ServiceRepo;
   events: EventRepo;
+  setupCodes: SetupCodeRepo;
   /** Creates a tenant and its first token in one transaction. */
   createTenant(tenant: TenantRecord, firstToken: TokenRecord): Promise<void>;
+  /**
+   * In one transaction: claims the setup code (unused and `expires_at > now`; marked used, once)
+   * and creates the tenant and its first token. `false`, with nothing written, when the code is
+   * unknown, used or expired. Of two concurrent redemptions of one code, one gets `true`.
+   */
+  redeemSetupCode(digest: string, now: number, tenant: TenantRecord, firstToken: TokenRecord): Promise<boolean>;
   /** Applies committed migrations; idempotent. */
   migrate(): Promise<void>;
   close(): Promise<void>;

@@ -106,3 +106,16 @@ export const events = pgTable(
     index("events_service_id_idx").on(t.serviceId, t.id),
   ],
 );
+
+/**
+ * One-time setup codes (docs/console.md): only the keyed digest of a code is stored, like a
+ * token's. `used_at` is set, once, by the redemption that creates the tenant.
+ */
+export const setupCodes = pgTable("setup_codes", {
+  digest: text("digest").primaryKey(),
+  createdAt: millis("created_at").notNull(),
+  expiresAt: millis("expires_at").notNull(),
+  usedAt: millis("used_at"),
+  /** The tenant the redemption created (no foreign key: the code is claimed before the tenant is written). */
+  tenantId: idText("tenant_id"),
+});

@@ -11,7 +11,7 @@ import { DomainError } from "../../domain/errors.ts";
 import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, Store } from "../../domain/ports/store.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
-import { apiTokens, events, services, tenants } from "./schema.ts";
+import { apiTokens, events, services, setupCodes, tenants } from "./schema.ts";
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` */
@@ -227,6 +227,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
 
     tenants: {
       get: (id) => guard(async () => (await statements.tenantGet.execute({ id }))[0] ?? null),
+      any: () => guard(async () => (await db.select({ id: tenants.id }).from(tenants).limit(1)).length > 0),
       rename: (id, name) =>
         guard(async () => (await db.update(tenants).set({ name }).where(eq(tenants.id, id)).returning())[0] ?? null),
     },
@@ -437,6 +438,30 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
         db.transaction(async (tx) => {
           await tx.insert(tenants).values(tenant);
           await tx.insert(apiTokens).values(firstToken);
+        }),
+      ),
+
+    setupCodes: {
+      insert: (record) =>
+        guard(async () => {
+          await db.insert(setupCodes).values(record);
+        }),
+    },
+
+    redeemSetupCode: (digest, now, tenant, firstToken) =>
+      guard(() =>
+        db.transaction(async (tx) => {
+          // A conditional UPDATE claims the code: a concurrent redemption waits on the row lock,
+          // then finds used_at set and claims nothing (READ COMMITTED re-checks the row).
+          const claimed = await tx
+            .update(setupCodes)
+            .set({ usedAt: now, tenantId: tenant.id })
+            .where(and(eq(setupCodes.digest, digest), isNull(setupCodes.usedAt), gt(setupCodes.expiresAt, now)))
+            .returning({ digest: setupCodes.digest });
+          if (claimed.length === 0) return false;
+          await tx.insert(tenants).values(tenant);
+          await tx.insert(apiTokens).values(firstToken);
+          return true;
         }),
       ),
 

@@ -23,7 +23,7 @@ import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { mapError, openDatabase } from "./connection.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
-import { apiTokens, events, services, tenants } from "./schema.ts";
+import { apiTokens, events, services, setupCodes, tenants } from "./schema.ts";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for a private in-process database. */
@@ -135,6 +135,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
     tenants: {
       get: (id) => run((): TenantRecord | null => stmt().tenantGet.get({ id }) ?? null),
+      any: () => run(() => db.select({ id: tenants.id }).from(tenants).limit(1).all().length > 0),
       rename: (id, name) =>
         run(
           (): TenantRecord | null =>
@@ -355,6 +356,33 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
           (tx) => {
             tx.insert(tenants).values(tenant).run();
             tx.insert(apiTokens).values(firstToken).run();
+          },
+          { behavior: "immediate" },
+        ),
+      ),
+
+    setupCodes: {
+      insert: (record) =>
+        run(() => {
+          db.insert(setupCodes).values(record).run();
+        }),
+    },
+
+    redeemSetupCode: (digest, now, tenant, firstToken) =>
+      run(() =>
+        db.transaction(
+          (tx) => {
+            // The claim comes first and is conditional: a used or expired code writes nothing.
+            const claimed = tx
+              .update(setupCodes)
+              .set({ usedAt: now, tenantId: tenant.id })
+              .where(and(eq(setupCodes.digest, digest), isNull(setupCodes.usedAt), gt(setupCodes.expiresAt, now)))
+              .returning({ digest: setupCodes.digest })
+              .all();
+            if (claimed.length === 0) return false;
+            tx.insert(tenants).values(tenant).run();
+            tx.insert(apiTokens).values(firstToken).run();
+            return true;
           },
           { behavior: "immediate" },
         ),

@@ -1,0 +1,26 @@
+import { create } from "@bufbuild/protobuf";
+import { RedeemSetupCodeResponseSchema, type SetupService } from "../../gen/intake/v1/setup_pb.ts";
+import { formatId } from "../domain/ids.ts";
+import type { Tokens } from "../domain/tokens.ts";
+import type { Logger } from "../logger.ts";
+import type { Impl } from "./impl.ts";
+import { rpcMethod } from "./method.ts";
+
+/** The console's setup page (docs/console.md): no bearer token; the setup code is the credential. */
+export function createSetupImpl(deps: { tokens: Tokens; logger: Logger }): Impl<typeof SetupService> {
+  const { tokens, logger } = deps;
+  return {
+    redeemSetupCode: rpcMethod(logger, async (req) => {
+      const made = await tokens.redeemSetupCode({
+        code: req.setupCode,
+        tenantName: req.tenantName,
+        permissionMode: req.permissionMode,
+      });
+      return create(RedeemSetupCodeResponseSchema, {
+        tenantId: made.tenant.id,
+        tokenId: formatId("tok", made.record.id),
+        token: made.token,
+      });
+    }),
+  };
+}
