@@ -1,7 +1,7 @@
 /**
  * The one-file build (README.md "Ship it"): `bun run build`'s executable, copied ALONE into an
  * empty directory and run with no Bun on PATH and no node_modules or drizzle/ folder beside
- * it, migrates, bootstraps and serves — ingest included, whose SQLite commits run in the
+ * it, migrates, bootstraps, makes a setup link and serves — ingest included, whose SQLite commits run in the
  * embedded worker, and /docs, whose browser bundle is embedded.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -48,7 +48,7 @@ function aloneInEmptyDirectory(): Launch {
 }
 
 describe("dist/intake copied alone into an empty directory", () => {
-  test("migrate, bootstrap and serve work on SQLite: a signed event is stored (202) and read back", async () => {
+  test("migrate, bootstrap, setup-link and serve work on SQLite: a signed event is stored (202) and read back", async () => {
     const launch = aloneInEmptyDirectory();
     mkdirSync(join(launch.cwd, "data"));
     const env = { PATH: NO_BUN_PATH };
@@ -57,6 +57,9 @@ describe("dist/intake copied alone into an empty directory", () => {
     const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Alone", "--json"], env, 30_000, launch)) as {
       token: string;
     };
+
+    const link = JSON.parse(await runCli(["setup-link", "--json"], env, 30_000, launch)) as { url: string };
+    expect(link.url).toMatch(/\/console\/setup#code=setup_[0-9A-Za-z]{43}$/);
 
     const server = await startIntake("binary", env, 20_000, launch);
     try {
