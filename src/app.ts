@@ -123,6 +123,7 @@ export async function createApp(options: AppOptions) {
     logger,
     rpc: createRpcRouter(rpc, { grpc: false }),
     apiDocs: config.apiDocs ? { version: config.version } : null,
+    console: config.console,
   });
   /** The gRPC (h2c) listener on `port` (0: an ephemeral one); serve.ts starts it on config.grpcPort. */
   const listenGrpcOn = (port: number) => listenGrpc(rpc, { port, host: config.host, logger });

@@ -35,6 +35,8 @@ export interface Config {
   ingestCommit: "group" | "per_request";
   /** `GET /openapi.json` and `GET /docs`. */
   apiDocs: boolean;
+  /** INTAKE_CONSOLE: the web console at `/console` (and `GET /` redirecting there). */
+  console: boolean;
   version: string;
 }
 
@@ -136,6 +138,8 @@ export function parseConfig(env: Env): Config {
     problems.push(`INTAKE_INGEST_COMMIT must be group or per_request (got "${ingestCommitRaw}")`);
   const apiDocsRaw = env.INTAKE_API_DOCS ?? "true";
   if (apiDocsRaw !== "true" && apiDocsRaw !== "false") problems.push("INTAKE_API_DOCS must be true or false");
+  const consoleRaw = env.INTAKE_CONSOLE ?? "true";
+  if (consoleRaw !== "true" && consoleRaw !== "false") problems.push("INTAKE_CONSOLE must be true or false");
   const config: Config = {
     port: integer(env, "PORT", 3000, 0, 65535, problems),
     host: env.HOST || "127.0.0.1",
@@ -151,6 +155,7 @@ export function parseConfig(env: Env): Config {
     maxEventBytes: integer(env, "INTAKE_MAX_EVENT_BYTES", 262144, 2, 64 * 1024 * 1024, problems),
     ingestCommit: ingestCommitRaw === "per_request" ? "per_request" : "group",
     apiDocs: apiDocsRaw !== "false",
+    console: consoleRaw !== "false",
     version: version(env),
   };
   if (problems.length > 0) throw new ConfigError(problems);

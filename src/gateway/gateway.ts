@@ -10,6 +10,7 @@ import type { Admission } from "../rpc/admission.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
+import { CONSOLE_PATH, consoleRoutes } from "./console.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
 import { healthBody, healthRoutes } from "./health.ts";
 import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
@@ -26,6 +27,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** Connect and gRPC-Web at /intake.v1.<Service>/<Method> (a router with plain gRPC off). */
   rpc?: ConnectRouter;
+  /** The web console at /console, and GET / redirecting there (INTAKE_CONSOLE). */
+  console?: boolean;
   /** GET /openapi.json and GET /docs; null when INTAKE_API_DOCS=false. */
   apiDocs?: { version: string } | null;
 }
@@ -111,6 +114,12 @@ export async function createGateway(deps: GatewayDeps) {
     .use(setupRoutes(impls, kit));
 
   if (deps.rpc) app.use(connectRoutes(deps.rpc));
+  if (deps.console) {
+    app.use(consoleRoutes()).get("/", () => new Response(null, { status: 302, headers: { location: CONSOLE_PATH } }), {
+      parse: "none",
+      detail: { hide: true },
+    });
+  }
   // Last: the document is generated from every route mounted before it.
   if (deps.apiDocs) app.use(apiDocsRoutes({ version: deps.apiDocs.version, routes: () => app.routes }));
 

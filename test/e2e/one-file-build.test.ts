@@ -2,7 +2,8 @@
  * The one-file build (README.md "Ship it"): `bun run build`'s executable, copied ALONE into an
  * empty directory and run with no Bun on PATH and no node_modules or drizzle/ folder beside
  * it, migrates, bootstraps, makes a setup link and serves — ingest included, whose SQLite commits run in the
- * embedded worker, and /docs, whose browser bundle is embedded.
+ * embedded worker, /docs, whose browser bundle is embedded, and the console, bundled ahead of
+ * time into the binary.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -87,6 +88,14 @@ describe("dist/intake copied alone into an empty directory", () => {
         data: Array<{ payload: unknown }>;
       };
       expect(events.data.map((e) => e.payload)).toEqual([{ type: "invoice.paid" }]);
+
+      // The console, bundled ahead of time into the binary: its page and every asset it names.
+      const page = await server.fetch("/console");
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      const assets = [...html.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1] as string);
+      expect(assets.length).toBeGreaterThanOrEqual(2);
+      for (const asset of assets) expect((await server.fetch(asset)).status).toBe(200);
 
       const bundle = await server.fetch("/docs/assets/scalar-api-reference.js");
       expect(bundle.status).toBe(200);

@@ -1,0 +1,302 @@
+import { useCallback, useEffect, useState } from "preact/hooks";
+import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
+import type { Service } from "../../../gen/intake/v1/services_pb.ts";
+import { type ApiFailure, api, failureOf } from "../api.ts";
+import { Action, ErrorNotice, ShownOnce, Time } from "../components.tsx";
+import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
+import { navigate } from "../router.ts";
+
+/** Runs an API call for a button: busy while it runs, its failure shown, never thrown. */
+function useCall() {
+  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = useCallback(async <T,>(call: () => Promise<T>): Promise<T | undefined> => {
+    setBusy(true);
+    setFailure(null);
+    try {
+      return await call();
+    } catch (error) {
+      setFailure(failureOf(error));
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { failure, busy, run };
+}
+
+export function ServicesPage({ identity }: { identity: Identity | null }) {
+  const [services, setServices] = useState<Service[] | null>(null);
+  const [name, setName] = useState("");
+  const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
+  const list = useCall();
+  const create = useCall();
+
+  const load = useCallback(async () => {
+    const all: Service[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await list.run(() => api.services.listServices({ limit: 100, cursor }));
+      if (!res) return;
+      all.push(...res.data);
+      cursor = res.nextCursor;
+    } while (cursor);
+    setServices(all);
+  }, [list.run]);
+  useEffect(() => void load(), [load]);
+
+  const denied = cannotChange(identity);
+  return (
+    <main>
+      <h1>Services</h1>
+      <p>One service per sender; each signs its events with its own secret.</p>
+      <form
+        class="row"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          const res = await create.run(() => api.services.createService({ serviceName: name }));
+          if (res?.service) {
+            setCreated({ name: res.service.serviceName, secret: res.signingSecret });
+            setName("");
+            await load();
+          }
+        }}
+      >
+        <label>
+          New service name
+          <input
+            required
+            maxLength={80}
+            value={name}
+            disabled={denied !== null}
+            aria-describedby={denied ? "create-denied" : undefined}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+        </label>
+        <button type="submit" class="primary" disabled={denied !== null || create.busy}>
+          Create service
+        </button>
+        {denied && (
+          <small id="create-denied" class="reason">
+            {denied}
+          </small>
+        )}
+      </form>
+      <ErrorNotice failure={create.failure} />
+      {created && <ShownOnce label={`Signing secret of ${created.name}`} value={created.secret} />}
+      <ErrorNotice failure={list.failure} />
+      {services && services.length === 0 && <p>No services yet.</p>}
+      {services && services.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Ingestion</th>
+              <th scope="col">Secret</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {services.map((s) => (
+              <tr key={s.id}>
+                <td>
+                  <a
+                    href={`/console/services/${s.id}`}
+                    onClick={(e) => {
+                      e.preventDefault();
+                      navigate(`/services/${s.id}`);
+                    }}
+                  >
+                    {s.serviceName}
+                  </a>
+                </td>
+                <td>{s.isMonitored ? "on" : "paused"}</td>
+                <td>
+                  <code>{s.signingSecretPrefix}…</code>
+                </td>
+                <td>
+                  <Time at={s.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </main>
+  );
+}
+
+const utf8 = new TextDecoder();
+
+function pretty(payload: Uint8Array): string {
+  const text = utf8.decode(payload);
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/** How often the live tail asks for what arrived since its newest event. */
+const TAIL_INTERVAL_MS = 1_000;
+
+export function ServicePage({ id, identity }: { id: string; identity: Identity | null }) {
+  const [service, setService] = useState<Service | null>(null);
+  const [events, setEvents] = useState<Event[]>([]);
+  const [rotated, setRotated] = useState<{ secret: string; previousExpiresAt: Date | null } | null>(null);
+  const [confirm, setConfirm] = useState("");
+  const load = useCall();
+  const act = useCall();
+
+  useEffect(() => {
+    void load.run(async () => {
+      const res = await api.services.getService({ id });
+      setService(res.service ?? null);
+    });
+  }, [id, load.run]);
+
+  // The live tail: the newest page, merged in by id, while the page is open.
+  useEffect(() => {
+    let stopped = false;
+    const tick = async () => {
+      try {
+        const res = await api.ingest.listEvents({ serviceId: id, limit: 50 });
+        if (stopped) return;
+        setEvents((old) => {
+          const seen = new Set(old.map((e) => e.id));
+          const fresh = res.data.filter((e) => !seen.has(e.id));
+          return fresh.length === 0 ? old : [...fresh, ...old].slice(0, 200);
+        });
+      } catch {
+        // A failed poll is retried on the next tick; a 401 has already signed the console out.
+      }
+    };
+    void tick();
+    const timer = setInterval(() => void tick(), TAIL_INTERVAL_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }, [id]);
+
+  if (!service) {
+    return (
+      <main>
+        <h1>Service</h1>
+        <ErrorNotice failure={load.failure} />
+      </main>
+    );
+  }
+  const change = cannotChange(identity);
+  const own = cannotOwn(identity);
+  return (
+    <main>
+      <h1>{service.serviceName}</h1>
+      <dl class="facts">
+        <dt>Id</dt>
+        <dd>
+          <code>{service.id}</code>
+        </dd>
+        <dt>Ingestion</dt>
+        <dd>{service.isMonitored ? "on" : "paused: events are refused with 409"}</dd>
+        <dt>Secret</dt>
+        <dd>
+          <code>{service.signingSecretPrefix}…</code>
+        </dd>
+        <dt>Previous secret valid until</dt>
+        <dd>
+          <Time at={service.previousSecretExpiresAt} />
+        </dd>
+      </dl>
+      <div class="row">
+        <Action
+          denied={change}
+          busy={act.busy}
+          onClick={async () => {
+            const res = await act.run(() => api.services.updateService({ id, isMonitored: !service.isMonitored }));
+            if (res?.service) setService(res.service);
+          }}
+        >
+          {service.isMonitored ? "Pause ingestion" : "Resume ingestion"}
+        </Action>
+        <Action
+          denied={change}
+          busy={act.busy}
+          onClick={async () => {
+            const res = await act.run(() => api.services.rotateSigningSecret({ id }));
+            if (!res) return;
+            const at = res.previousSecretExpiresAt;
+            setRotated({
+              secret: res.signingSecret,
+              previousExpiresAt: at ? new Date(Number(at.seconds) * 1000) : null,
+            });
+            const fresh = await api.services.getService({ id });
+            if (fresh.service) setService(fresh.service);
+          }}
+        >
+          Rotate signing secret
+        </Action>
+      </div>
+      <ErrorNotice failure={act.failure} />
+      {rotated && (
+        <>
+          <ShownOnce label="New signing secret" value={rotated.secret} />
+          <p>
+            The previous secret keeps verifying until{" "}
+            {rotated.previousExpiresAt ? rotated.previousExpiresAt.toISOString() : "—"}.
+          </p>
+        </>
+      )}
+
+      <h2>Events</h2>
+      <p class="meta">Newest first; new events appear here as they arrive.</p>
+      {events.length === 0 && <p>No events yet.</p>}
+      <ol class="events" aria-live="polite">
+        {events.map((e) => (
+          <li key={e.id}>
+            <p class="meta">
+              <code>{e.id}</code> · <Time at={e.receivedAt} />
+              {e.idempotencyKey && (
+                <>
+                  {" · key "}
+                  <code>{e.idempotencyKey}</code>
+                </>
+              )}
+            </p>
+            <pre>{pretty(e.payload)}</pre>
+          </li>
+        ))}
+      </ol>
+
+      <h2>Delete</h2>
+      <form
+        class="row"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          const res = await act.run(() => api.services.deleteService({ id }));
+          if (res) navigate("/services");
+        }}
+      >
+        <label>
+          <span>
+            Type <strong>{service.serviceName}</strong> to delete it and all its events
+          </span>
+          <input
+            value={confirm}
+            disabled={own !== null}
+            aria-describedby={own ? "delete-denied" : undefined}
+            onInput={(e) => setConfirm(e.currentTarget.value)}
+          />
+        </label>
+        <button type="submit" class="danger" disabled={own !== null || confirm !== service.serviceName || act.busy}>
+          Delete service
+        </button>
+        {own && (
+          <small id="delete-denied" class="reason">
+            {own}
+          </small>
+        )}
+      </form>
+    </main>
+  );
+}

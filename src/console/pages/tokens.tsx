@@ -1,0 +1,183 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { useCallback, useEffect, useState } from "preact/hooks";
+import type { ApiToken } from "../../../gen/intake/v1/api_tokens_pb.ts";
+import { type ApiFailure, api, failureOf } from "../api.ts";
+import { Action, ErrorNotice, ShownOnce, Time } from "../components.tsx";
+import { cannotChange, type Identity, mayHandleRole } from "../identity.ts";
+
+const ROLES = ["member", "admin", "owner"] as const;
+
+/** What the API's last_owner_token refusal means for the person reading it. */
+const LAST_OWNER_HELP =
+  "Mint another owner read_write token that does not expire first: a tenant must always keep one, or nobody could administer it again.";
+
+export function TokensPage({ identity }: { identity: Identity | null }) {
+  const [tokens, setTokens] = useState<ApiToken[] | null>(null);
+  const [includeRevoked, setIncludeRevoked] = useState(false);
+  const [name, setName] = useState("");
+  const [scope, setScope] = useState("read_only");
+  const [role, setRole] = useState("member");
+  const [expires, setExpires] = useState("");
+  const [minted, setMinted] = useState<{ name: string; token: string } | null>(null);
+  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const load = useCallback(async () => {
+    try {
+      const all: ApiToken[] = [];
+      let cursor: string | undefined;
+      do {
+        const res = await api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked });
+        all.push(...res.data);
+        cursor = res.nextCursor;
+      } while (cursor);
+      setTokens(all);
+    } catch (error) {
+      setFailure(failureOf(error));
+    }
+  }, [includeRevoked]);
+  useEffect(() => void load(), [load]);
+
+  async function attempt(call: () => Promise<unknown>) {
+    setBusy(true);
+    setFailure(null);
+    try {
+      await call();
+      await load();
+    } catch (error) {
+      setFailure(failureOf(error));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const denied = cannotChange(identity);
+  return (
+    <main>
+      <h1>API tokens</h1>
+      <form
+        class="grid"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void attempt(async () => {
+            const res = await api.tokens.createApiToken({
+              name,
+              scope,
+              role,
+              expiresAt: expires ? timestampFromDate(new Date(expires)) : undefined,
+            });
+            setMinted({ name: res.apiToken?.name ?? name, token: res.token });
+            setName("");
+          });
+        }}
+      >
+        <label>
+          Name
+          <input
+            required
+            maxLength={80}
+            value={name}
+            disabled={denied !== null}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Scope
+          <select value={scope} disabled={denied !== null} onChange={(e) => setScope(e.currentTarget.value)}>
+            <option value="read_only">read_only</option>
+            <option value="read_write">read_write</option>
+          </select>
+        </label>
+        <label>
+          Role
+          <select value={role} disabled={denied !== null} onChange={(e) => setRole(e.currentTarget.value)}>
+            {ROLES.map((r) => (
+              <option key={r} value={r} disabled={!mayHandleRole(identity, r)}>
+                {r}
+                {mayHandleRole(identity, r) ? "" : " (above this token's role)"}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Expires (optional, your local time)
+          <input
+            type="datetime-local"
+            value={expires}
+            disabled={denied !== null}
+            onInput={(e) => setExpires(e.currentTarget.value)}
+          />
+        </label>
+        <div class="row">
+          <button type="submit" class="primary" disabled={denied !== null || busy}>
+            Create token
+          </button>
+          {denied && <small class="reason">{denied}</small>}
+        </div>
+      </form>
+      {minted && <ShownOnce label={`Token ${minted.name}`} value={minted.token} />}
+      <ErrorNotice failure={failure} />
+      {failure?.code === "last_owner_token" && <p class="notice">{LAST_OWNER_HELP}</p>}
+
+      <label class="inline">
+        <input type="checkbox" checked={includeRevoked} onChange={(e) => setIncludeRevoked(e.currentTarget.checked)} />
+        Show revoked tokens
+      </label>
+      {tokens && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Scope</th>
+              <th scope="col">Role</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {tokens.map((t) => {
+              const self = identity?.self?.id === t.id;
+              const revokeDenied =
+                denied ?? (mayHandleRole(identity, t.role) ? null : `A ${t.role} token is above this token's role.`);
+              return (
+                <tr key={t.id}>
+                  <td>
+                    {t.name}
+                    {self && <small> (this token)</small>}
+                  </td>
+                  <td>
+                    <code>{t.prefix}</code>
+                  </td>
+                  <td>{t.scope}</td>
+                  <td>{t.role}</td>
+                  <td>{t.expiresAt ? <Time at={t.expiresAt} /> : "never"}</td>
+                  <td>
+                    <Time at={t.lastUsedAt} />
+                  </td>
+                  <td>
+                    {t.revokedAt ? (
+                      <>
+                        revoked <Time at={t.revokedAt} />
+                      </>
+                    ) : (
+                      <Action
+                        kind="danger"
+                        denied={revokeDenied}
+                        busy={busy}
+                        onClick={() => void attempt(() => api.tokens.revokeApiToken({ id: t.id }))}
+                      >
+                        Revoke {t.name}
+                      </Action>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,214 @@
+/**
+ * The console in a real browser (Debian's Chromium through playwright-core): the whole first-run
+ * journey of docs/console.md, from a setup link to a revoked token signing another tab out.
+ * Every page of the journey is also checked for browser console errors, requests to any host
+ * but the server, and serious or critical axe-core violations; setup and service creation are
+ * done with the keyboard alone. Screenshots at 1280×800 and 390×844 go to SCREENSHOTS (not
+ * committed). Without Chromium the suite is skipped with one line, or fails under
+ * INTAKE_REQUIRE_SERVICES=1.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import AxeBuilder from "@axe-core/playwright";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { createWorld, type World } from "../support/harness.ts";
+import { sign } from "../support/signing.ts";
+
+const CHROMIUM = process.env.INTAKE_CHROMIUM ?? "/usr/bin/chromium";
+const required = process.env.INTAKE_REQUIRE_SERVICES === "1";
+const present = existsSync(CHROMIUM);
+/** Where the journey's screenshots are written (ignored by git). */
+export const SCREENSHOTS = join(import.meta.dir, "../../test-results/console");
+
+if (!present && !required) {
+  console.log(`SKIP: console browser journey: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+}
+
+let world: World;
+let server: ReturnType<typeof Bun.serve>;
+let browser: Browser;
+let base: string;
+
+beforeAll(async () => {
+  if (!present) {
+    if (required) throw new Error(`INTAKE_REQUIRE_SERVICES=1 but there is no Chromium at ${CHROMIUM}`);
+    return;
+  }
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  // The journey's own clock: tokens and signatures use real time.
+  world = await createWorld();
+  world.clock.advance(Date.now() - world.clock.now());
+  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: world.app.fetch });
+  base = `http://127.0.0.1:${server.port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop(true);
+  await world?.close();
+});
+
+/** A tab that records console errors and any request to a host other than the server. */
+interface Tab {
+  page: Page;
+  errors: string[];
+  foreign: string[];
+}
+
+async function openTab(context: BrowserContext): Promise<Tab> {
+  const page = await context.newPage();
+  const tab: Tab = { page, errors: [], foreign: [] };
+  page.on("console", (message) => {
+    // A refused call is shown in the page; the browser also logs the failed request itself.
+    if (message.type() === "error" && !/status of 4\d\d/.test(message.text())) tab.errors.push(message.text());
+  });
+  page.on("pageerror", (error) => tab.errors.push(error.message));
+  await page.route("**/*", (route) => {
+    const url = new URL(route.request().url());
+    if (url.origin === base || url.protocol === "data:") return route.continue();
+    tab.foreign.push(url.href);
+    return route.abort("blockedbyclient");
+  });
+  return tab;
+}
+
+/** No console error, no foreign request, no serious or critical axe violation; both screenshots. */
+async function check(tab: Tab, name: string): Promise<void> {
+  const axe = await new AxeBuilder({ page: tab.page }).analyze();
+  const bad = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
+  expect(tab.errors).toEqual([]);
+  expect(tab.foreign).toEqual([]);
+  for (const [width, height] of [
+    [1280, 800],
+    [390, 844],
+  ] as const) {
+    await tab.page.setViewportSize({ width, height });
+    await tab.page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}x${height}.png`), fullPage: true });
+  }
+  await tab.page.setViewportSize({ width: 1280, height: 800 });
+}
+
+/** Presses Tab until `target` has the focus (bounded): the page must be reachable by keyboard. */
+async function tabTo(page: Page, target: ReturnType<Page["getByLabel"]>): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    if (await target.evaluate((el) => el.matches(":focus"))) return;
+    await page.keyboard.press("Tab");
+  }
+  throw new Error("the control was not reached with the Tab key");
+}
+
+function signedPost(serviceId: string, secret: string, payload: string) {
+  return fetch(`${base}/v1/ingest/${serviceId}`, {
+    method: "POST",
+    headers: { "x-service-signature": sign(secret, payload, Date.now()) },
+    body: payload,
+  });
+}
+
+describe.if(present)("the console's first-run journey", () => {
+  test("setup link → first token shown once → sign in → service → live event → pause → rotate → read_only tab → revoke signs it out", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+    const owner = await openTab(context);
+    const { page } = owner;
+
+    // Setup, keyboard only.
+    const { code } = await world.app.domain.tokens.issueSetupCode({ expiresInSeconds: 600 });
+    await page.goto(`${base}/console/setup#code=${code}`);
+    await page.getByRole("heading", { name: "Set up Intake" }).waitFor();
+    await check(owner, "setup");
+    const tenantName = page.getByLabel("Tenant name");
+    await tabTo(page, tenantName);
+    await page.keyboard.type("Globex");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Your tenant is ready" }).waitFor();
+    const ownerToken = (await page.getByLabel("Owner token").textContent())?.trim() ?? "";
+    expect(ownerToken).toMatch(/^service_live_[0-9A-Za-z]{43}$/);
+    expect(page.url()).not.toContain(code);
+    await check(owner, "setup-done");
+    await page.getByRole("button", { name: "Sign in with this token" }).click();
+    await page.getByRole("heading", { name: "Globex" }).waitFor();
+    expect(await page.evaluate(() => Object.keys(localStorage).length)).toBe(0);
+    expect(await context.cookies()).toEqual([]);
+    await check(owner, "overview");
+
+    // A service, keyboard only: its secret shown once.
+    await page.getByRole("link", { name: "Services" }).click();
+    const serviceName = page.getByLabel("New service name");
+    await serviceName.waitFor();
+    await tabTo(page, serviceName);
+    await page.keyboard.type("billing");
+    await page.keyboard.press("Enter");
+    const secret = (await page.getByLabel("Signing secret of billing").textContent())?.trim() ?? "";
+    expect(secret).toMatch(/^whsec_[0-9A-Za-z]{43}$/);
+    await check(owner, "services");
+    await page.getByRole("link", { name: "billing" }).click();
+    await page.getByRole("heading", { name: "billing" }).waitFor();
+    const serviceId = /\/services\/(svc_[0-9a-f]{32})$/.exec(page.url())?.[1] as string;
+
+    // A signed event appears in the live tail without a reload.
+    expect((await signedPost(serviceId, secret, '{"type":"invoice.paid","amount":4200}')).status).toBe(202);
+    await page.getByText('"type": "invoice.paid"').waitFor({ timeout: 10_000 });
+    await check(owner, "service");
+
+    // Pause: the next signed event is refused with 409.
+    await page.getByRole("button", { name: "Pause ingestion" }).click();
+    await page.getByRole("button", { name: "Resume ingestion" }).waitFor();
+    expect((await signedPost(serviceId, secret, '{"type":"late"}')).status).toBe(409);
+
+    // Rotate: the new secret is shown once, with the old one's expiry.
+    await page.getByRole("button", { name: "Rotate signing secret" }).click();
+    const rotated = (await page.getByLabel("New signing secret").textContent())?.trim() ?? "";
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    await page.getByText("The previous secret keeps verifying until").waitFor();
+
+    // A read_only token, minted here and used in another tab.
+    await page.getByRole("link", { name: "API tokens" }).click();
+    await page.getByLabel("Name").fill("dashboard");
+    await page.getByLabel("Scope").selectOption("read_only");
+    await page.getByRole("button", { name: "Create token" }).click();
+    const readOnly = (await page.getByLabel("Token dashboard").textContent())?.trim() ?? "";
+    expect(readOnly).toMatch(/^service_live_/);
+    await check(owner, "tokens");
+
+    const viewer = await openTab(context);
+    await viewer.page.goto(`${base}/console`);
+    await viewer.page.getByLabel("API token").fill(readOnly);
+    await viewer.page.getByRole("button", { name: "Sign in" }).click();
+    await viewer.page.getByRole("heading", { name: "Globex" }).waitFor();
+    await viewer.page.getByRole("link", { name: "Services" }).click();
+    const create = viewer.page.getByRole("button", { name: "Create service" });
+    await create.waitFor();
+    await viewer.page.getByText("This token is read_only: it can look, not change.").first().waitFor();
+    expect(await create.isDisabled()).toBe(true);
+    await viewer.page.getByRole("link", { name: "billing" }).click();
+    expect(await viewer.page.getByRole("button", { name: "Resume ingestion" }).isDisabled()).toBe(true);
+    await check(viewer, "read-only");
+
+    // Revoked from the owner's tab: the other tab (its live tail calls every second) is signed
+    // out on its next call, saying why.
+    await page.getByRole("button", { name: "Revoke dashboard" }).click();
+    await page.getByText("revoked").first().waitFor();
+    await viewer.page.getByRole("heading", { name: "Sign in to Intake" }).waitFor({ timeout: 10_000 });
+    await viewer.page.getByText("Signed out").waitFor();
+    expect(await viewer.page.evaluate(() => sessionStorage.length)).toBe(0);
+    await check(viewer, "signed-out");
+
+    await context.close();
+  }, 120_000);
+});
