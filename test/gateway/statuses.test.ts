@@ -246,7 +246,7 @@ describe("404", () => {
     for (const path of [
       "/v1/nope",
       "/v2/tenant",
-      "/",
+      "/nope",
       "/v1",
       "/v1/api_tokens/x/y",
       "/v1/services/x/secret_rotations/y",
