@@ -9,6 +9,7 @@ import { createTokenHasher } from "./domain/credentials.ts";
 import { createIdGenerator } from "./domain/ids.ts";
 import { createIngest } from "./domain/ingest.ts";
 import type { Cache } from "./domain/ports/cache.ts";
+import { noopObserver, type Observer } from "./domain/ports/observer.ts";
 import type { Store } from "./domain/ports/store.ts";
 import { createSealer } from "./domain/sealing.ts";
 import { createServices, type SigningMaterial } from "./domain/services.ts";
@@ -16,12 +17,14 @@ import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
 import { escapedErrorHandler } from "./gateway/errors.ts";
-import { createGateway } from "./gateway/gateway.ts";
+import { createGateway, observedGateway } from "./gateway/gateway.ts";
 import { healthBody, nativeHealthRoutes } from "./gateway/health.ts";
 import type { Logger } from "./logger.ts";
+import { createPrometheusMetrics } from "./metrics/prometheus.ts";
 import { createAdmission } from "./rpc/admission.ts";
 import { listenGrpc } from "./rpc/grpc-server.ts";
 import { createRpcImpls } from "./rpc/impls.ts";
+import { createRequestObserver } from "./rpc/observe.ts";
 import { createRpcRouter } from "./rpc/router.ts";
 
 export interface AppOptions {
@@ -40,7 +43,7 @@ export async function openStore(config: Config): Promise<Store> {
   return store;
 }
 
-async function openCache(config: Config, logger: Logger, clock: Clock): Promise<Cache> {
+async function openCache(config: Config, logger: Logger, clock: Clock, observer: Observer): Promise<Cache> {
   if (config.redisUrl) {
     const { createRedisCache } = await import("./cache/redis.ts");
     return createRedisCache({
@@ -48,10 +51,11 @@ async function openCache(config: Config, logger: Logger, clock: Clock): Promise<
       keyPrefix: config.redisKeyPrefix,
       logger,
       now: () => clock.now(),
+      observer,
     });
   }
   const { createMemoryCache } = await import("./cache/memory.ts");
-  return createMemoryCache({ now: () => clock.now() });
+  return createMemoryCache({ now: () => clock.now(), observer });
 }
 
 /** Domain only (no HTTP): what the CLI's operator commands need. */
@@ -62,6 +66,8 @@ export function createDomain(deps: {
   config: Config;
   logger: Logger;
   clock: Clock;
+  /** Metrics (docs/operations.md); the CLI's commands measure nothing. */
+  observer?: Observer;
 }) {
   const { store, cache, keys, config, logger, clock } = deps;
   const newId = createIdGenerator(() => clock.now());
@@ -102,6 +108,7 @@ export function createDomain(deps: {
     toleranceSeconds: config.signatureToleranceSeconds,
     maxEventBytes: config.maxEventBytes,
     commit: config.ingestCommit,
+    observer: deps.observer ?? noopObserver,
   });
   return { tokens, services, tenants, ingest, signingCache, newId };
 }
@@ -111,9 +118,13 @@ export type Domain = ReturnType<typeof createDomain>;
 export async function createApp(options: AppOptions) {
   const { config, keys, logger } = options;
   const clock = options.clock ?? systemClock;
+  // INTAKE_METRICS=false: no /metrics and nothing recorded (the no-op observer).
+  const metrics = config.metrics ? createPrometheusMetrics({ version: config.version }) : null;
+  const observer = metrics?.observer ?? noopObserver;
+  const requests = createRequestObserver({ observer, metrics: metrics !== null, accessLog: config.accessLog, logger });
   const store = await openStore(config);
-  const cache = await openCache(config, logger, clock);
-  const domain = createDomain({ store, cache, keys, config, logger, clock });
+  const cache = await openCache(config, logger, clock, observer);
+  const domain = createDomain({ store, cache, keys, config, logger, clock, observer });
   const admission = createAdmission(domain.tokens, logger);
   const impls = createRpcImpls({ ...domain, logger, version: config.version });
   const rpc = { impls, admission, maxEventBytes: config.maxEventBytes };
@@ -124,9 +135,10 @@ export async function createApp(options: AppOptions) {
     rpc: createRpcRouter(rpc, { grpc: false }),
     apiDocs: config.apiDocs ? { version: config.version } : null,
     console: config.console,
+    metrics,
   });
   /** The gRPC (h2c) listener on `port` (0: an ephemeral one); serve.ts starts it on config.grpcPort. */
-  const listenGrpcOn = (port: number) => listenGrpc(rpc, { port, host: config.host, logger });
+  const listenGrpcOn = (port: number) => listenGrpc(rpc, { port, host: config.host, logger, requests });
 
   let closed = false;
   async function close(): Promise<void> {
@@ -147,9 +159,12 @@ export async function createApp(options: AppOptions) {
     impls,
     admission,
     gateway,
-    fetch: (r: Request) => gateway.handle(r),
+    /** What the domain and the listeners report to (the no-op one with INTAKE_METRICS=false). */
+    observer,
+    /** Every request through the gateway, with its metrics and access-log line. */
+    fetch: observedGateway(gateway, requests),
     /** Bun.serve `routes` served without the gateway's dispatch (the health probe). */
-    nativeRoutes: nativeHealthRoutes(await healthBody(impls)),
+    nativeRoutes: nativeHealthRoutes(await healthBody(impls), requests),
     /** Bun.serve `error`: whatever escapes the handlers is a 500 in the SPEC's shape. */
     onEscapedError: escapedErrorHandler(logger),
     listenGrpc: listenGrpcOn,

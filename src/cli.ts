@@ -42,7 +42,7 @@ async function bootstrap(args: string[]) {
     fail("DATABASE_URL=sqlite::memory: lives inside one process; the CLI cannot reach it. Use a file or PostgreSQL.");
   }
   const keys = loadKeyMaterial(config);
-  const logger = createLogger((line) => process.stderr.write(`${line}\n`));
+  const logger = createLogger((line) => process.stderr.write(`${line}\n`), { level: config.logLevel });
   const store = await openStore(config);
   const cache = createMemoryCache();
   try {
@@ -107,7 +107,7 @@ async function main(argv: string[]) {
   switch (command) {
     case "serve": {
       const config = parseConfig(process.env);
-      await serve(config, loadKeyMaterial(config), createLogger());
+      await serve(config, loadKeyMaterial(config), createLogger(undefined, { level: config.logLevel }));
       return;
     }
     case "bootstrap":

@@ -6,6 +6,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
+import { LOG_LEVELS, type LogLevel } from "./logger.ts";
 
 export type DatabaseConfig = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
 
@@ -37,6 +38,12 @@ export interface Config {
   apiDocs: boolean;
   /** INTAKE_CONSOLE: the web console at `/console` (and `GET /` redirecting there). */
   console: boolean;
+  /** INTAKE_METRICS: `GET /metrics` and the recording behind it (docs/operations.md). */
+  metrics: boolean;
+  /** INTAKE_ACCESS_LOG: one JSON line per request. */
+  accessLog: boolean;
+  /** INTAKE_LOG_LEVEL. */
+  logLevel: LogLevel;
   version: string;
 }
 
@@ -140,6 +147,16 @@ export function parseConfig(env: Env): Config {
   if (apiDocsRaw !== "true" && apiDocsRaw !== "false") problems.push("INTAKE_API_DOCS must be true or false");
   const consoleRaw = env.INTAKE_CONSOLE ?? "true";
   if (consoleRaw !== "true" && consoleRaw !== "false") problems.push("INTAKE_CONSOLE must be true or false");
+  const flag = (name: string, fallback: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    if (raw === "true" || raw === "false") return raw === "true";
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return fallback;
+  };
+  const logLevelRaw = env.INTAKE_LOG_LEVEL || "info";
+  const logLevel = LOG_LEVELS.find((l) => l === logLevelRaw);
+  if (!logLevel) problems.push(`INTAKE_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got "${logLevelRaw}")`);
   const config: Config = {
     port: integer(env, "PORT", 3000, 0, 65535, problems),
     host: env.HOST || "127.0.0.1",
@@ -156,6 +173,9 @@ export function parseConfig(env: Env): Config {
     ingestCommit: ingestCommitRaw === "per_request" ? "per_request" : "group",
     apiDocs: apiDocsRaw !== "false",
     console: consoleRaw !== "false",
+    metrics: flag("INTAKE_METRICS", true),
+    accessLog: flag("INTAKE_ACCESS_LOG", false),
+    logLevel: logLevel ?? "info",
     version: version(env),
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -5,10 +5,19 @@
  */
 export type LogFields = Record<string, unknown>;
 
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export interface Logger {
+  debug(message: string, fields?: LogFields): void;
   info(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
+  /**
+   * One access-log line (INTAKE_ACCESS_LOG, docs/operations.md). Written whatever the level:
+   * the access log has its own switch, and the caller only calls this when it is on.
+   */
+  access(fields: LogFields): void;
 }
 
 export type LogSink = (line: string) => void;
@@ -29,18 +38,30 @@ function describe(value: unknown): unknown {
   return value;
 }
 
-export function createLogger(sink: LogSink = stdoutSink): Logger {
+export interface LoggerOptions {
+  /** INTAKE_LOG_LEVEL: lines below it are dropped before anything is built (default info). */
+  level?: LogLevel;
+}
+
+const noop = () => {};
+
+export function createLogger(sink: LogSink = stdoutSink, options: LoggerOptions = {}): Logger {
+  const threshold = LOG_LEVELS.indexOf(options.level ?? "info");
   const write = (level: string, message: string, fields?: LogFields) => {
     const entry: LogFields = { time: new Date().toISOString(), level, msg: message };
     if (fields) for (const [k, v] of Object.entries(fields)) entry[k] = describe(v);
     sink(JSON.stringify(entry));
   };
+  const at = (level: LogLevel) =>
+    LOG_LEVELS.indexOf(level) >= threshold ? (m: string, f?: LogFields) => write(level, m, f) : noop;
   return {
-    info: (m, f) => write("info", m, f),
-    warn: (m, f) => write("warn", m, f),
-    error: (m, f) => write("error", m, f),
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    access: (fields) => write("info", "access", fields),
   };
 }
 
 /** For tests that do not look at the log. */
-export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, access() {} };

@@ -1,4 +1,5 @@
 import type { Cache, CacheNamespace, NamespaceOptions } from "../domain/ports/cache.ts";
+import { noopObserver, type Observer } from "../domain/ports/observer.ts";
 
 /** What a fill produced, and how long this process may keep it (0: do not keep). */
 export interface LocalFill<V> {
@@ -148,18 +149,43 @@ export function createLocalNamespace<V>(maxEntries: number, now: () => number): 
 export interface MemoryCacheOptions {
   /** Clock in epoch milliseconds; tests inject one to expire entries without sleeping. */
   now?: () => number;
+  /** Counts lookups (`intake_cache_lookups_total`); see `lookupCounter`. */
+  observer?: Observer;
+}
+
+/**
+ * How both adapters count lookups (docs/operations.md): a `peek` or `getOrLoad` answered in
+ * process is a `hit` (`negative_hit` for a cached "does not exist"); a `peek` that finds
+ * nothing is not counted, since its caller goes on to `getOrLoad`; a fill counts once, as
+ * `shared_hit` (the Redis tier answered) or `miss` (the store was asked). Callers that join a
+ * fill already in flight for the same key are not counted again.
+ */
+export function lookupCounter(observer: Observer, namespace: string) {
+  return {
+    local<V>(value: V | null | undefined): V | null | undefined {
+      if (value !== undefined) observer.cacheLookup(namespace, value === null ? "negative_hit" : "hit");
+      return value;
+    },
+    shared(): void {
+      observer.cacheLookup(namespace, "shared_hit");
+    },
+    miss(): void {
+      observer.cacheLookup(namespace, "miss");
+    },
+  };
 }
 
 /** The single-instance cache (REDIS_URL unset): invalidation only has this process to reach. */
 export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
   const now = options.now ?? Date.now;
+  const observer = options.observer ?? noopObserver;
   const namespaces = new Map<string, { options: NamespaceOptions; view: CacheNamespace<unknown> }>();
 
   return {
     kind: "memory",
 
     namespace<V>(name: string, nsOptions: NamespaceOptions): CacheNamespace<V> {
-      return namespaceOnce(namespaces, name, nsOptions, () => createView<V>(nsOptions)).view as CacheNamespace<V>;
+      return namespaceOnce(namespaces, name, nsOptions, () => createView<V>(name, nsOptions)).view as CacheNamespace<V>;
     },
 
     close() {
@@ -168,15 +194,20 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
     },
   };
 
-  function createView<V>(nsOptions: NamespaceOptions): { options: NamespaceOptions; view: CacheNamespace<unknown> } {
+  function createView<V>(
+    name: string,
+    nsOptions: NamespaceOptions,
+  ): { options: NamespaceOptions; view: CacheNamespace<unknown> } {
     const { ttlMs, negativeTtlMs, maxEntries } = nsOptions;
     const local = createLocalNamespace<V>(maxEntries, now);
+    const counted = lookupCounter(observer, name);
     const view: CacheNamespace<V> = {
-      peek: (key) => local.peek(key),
+      peek: (key) => counted.local(local.peek(key)),
       getOrLoad(key, load) {
-        const hit = local.peek(key);
+        const hit = counted.local(local.peek(key));
         if (hit !== undefined) return Promise.resolve(hit);
         return local.fill(key, async () => {
+          counted.miss();
           const value = await load();
           return { value, ttlMs: value === null ? negativeTtlMs : ttlMs };
         });

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { Redis, type RedisOptions } from "ioredis";
 import type { Cache, CacheNamespace, NamespaceOptions } from "../domain/ports/cache.ts";
+import { noopObserver, type Observer } from "../domain/ports/observer.ts";
 import type { Logger } from "../logger.ts";
-import { createLocalNamespace, type LocalNamespace, namespaceOnce } from "./memory.ts";
+import { createLocalNamespace, type LocalNamespace, lookupCounter, namespaceOnce } from "./memory.ts";
 
 export interface RedisCacheOptions {
   url: string;
@@ -22,6 +23,8 @@ export interface RedisCacheOptions {
   ackTimeoutMs?: number;
   /** Life of the marker `invalidate` leaves in Redis; must exceed any plausible `load`. */
   tombstoneTtlMs?: number;
+  /** Counts lookups (`intake_cache_lookups_total`), as memory.ts `lookupCounter` describes. */
+  observer?: Observer;
 }
 
 export interface RedisCacheStats {
@@ -354,6 +357,7 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
     const local = createLocalNamespace<V>(maxEntries, now);
     const sharedTtl = (value: V | null) => (value === null ? negativeTtlMs : ttlMs);
     const localTtl = (value: V | null) => Math.min(sharedTtl(value), l1TtlMs);
+    const counted = lookupCounter(options.observer ?? noopObserver, name);
 
     const fillFromShared = async (key: string, load: () => Promise<V | null>) => {
       const redisKey = `${prefix}:${name}:${key}`;
@@ -361,11 +365,13 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
       if (typeof raw === "string" && raw !== TOMBSTONE) {
         try {
           const value = JSON.parse(raw) as V | null;
+          counted.shared();
           return { value, ttlMs: localTtl(value) };
         } catch (error) {
           failed("decode", error, name);
         }
       }
+      counted.miss();
       const loaded = await load();
       const json = JSON.stringify(loaded ?? null);
       // Every instance hands out the JSON form, whether it loaded the value or read it from
@@ -382,9 +388,9 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
     };
 
     const view: CacheNamespace<V> = {
-      peek: (key) => local.peek(key),
+      peek: (key) => counted.local(local.peek(key)),
       getOrLoad(key, load) {
-        const hit = local.peek(key);
+        const hit = counted.local(local.peek(key));
         if (hit !== undefined) return Promise.resolve(hit);
         return local.fill(key, () => fillFromShared(key, load));
       },

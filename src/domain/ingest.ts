@@ -12,10 +12,11 @@ import { createGroupCommitter } from "./group-commit.ts";
 import { parseId } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
+import { type IngestOutcome, noopObserver, type Observer, type SignatureFailureReason } from "./ports/observer.ts";
 import type { InsertEventResult, NewEvent, Store } from "./ports/store.ts";
 import type { Sealer } from "./sealing.ts";
 import { type SigningMaterial, signingMaterial } from "./services.ts";
-import { verifySignature } from "./signing.ts";
+import { type SignatureVerdict, verifySignature } from "./signing.ts";
 import type { Clock, EventRecord, Principal } from "./types.ts";
 
 export type IngestCommitMode = "group" | "per_request";
@@ -34,6 +35,8 @@ export interface IngestDeps {
   maxEventBytes: number;
   /** INTAKE_INGEST_COMMIT: `per_request` commits each event alone (the benchmark's baseline). */
   commit?: IngestCommitMode;
+  /** Outcomes, signature failure reasons and commits, for metrics (default: none). */
+  observer?: Observer;
   /** Group commit tuning; the defaults suit SQLite and PostgreSQL alike. */
   maxBatch?: number;
   maxDelayMs?: number;
@@ -67,9 +70,37 @@ const OPENED_SECRETS_MAX = 10_000;
 const DEFAULT_MAX_BATCH = 256;
 const DEFAULT_MAX_DELAY_MS = 1;
 
-function invalidSignature(): DomainError {
-  return new DomainError("invalid_signature", INVALID_SIGNATURE);
+/**
+ * The 401 of every refused signature, carrying why as data (docs/operations.md). The reason is
+ * for the operator's access log and metrics: the rpc layer records it beside the call, and the
+ * answer (code and message) is the same for all of them, so it is no oracle for ids or secrets.
+ */
+export class SignatureRefused extends DomainError {
+  constructor(readonly reason: SignatureFailureReason) {
+    super("invalid_signature", INVALID_SIGNATURE);
+  }
 }
+
+function invalidSignature(reason: SignatureFailureReason): SignatureRefused {
+  return new SignatureRefused(reason);
+}
+
+const VERDICT_REASONS: Record<Exclude<SignatureVerdict, { ok: true }>["reason"], SignatureFailureReason> = {
+  // An absent header is a malformed one: nothing in it can be parsed.
+  missing: "malformed_signature_header",
+  malformed: "malformed_signature_header",
+  stale: "timestamp_outside_tolerance",
+  mismatch: "no_matching_signature",
+};
+
+const OUTCOMES: Partial<Record<DomainError["code"], IngestOutcome>> = {
+  invalid_signature: "invalid_signature",
+  ingestion_paused: "paused",
+  invalid_request: "invalid_request",
+  payload_too_large: "payload_too_large",
+  rate_limited: "rate_limited",
+  unavailable: "unavailable",
+};
 
 /** A UTF-8 JSON object, or the 400 that says why not (exported for the bench's ingest floor). */
 export function checkPayload(payload: Uint8Array): void {
@@ -88,6 +119,16 @@ type Outcome = InsertEventResult | { kind: "failed"; error: unknown };
 
 export function createIngest(deps: IngestDeps) {
   const { store, signingCache, sealer, clock, logger } = deps;
+  const observer = deps.observer ?? noopObserver;
+
+  /** Counts a refused attempt (and the reason of a 401), then hands the error back to throw. */
+  function refused(error: unknown): unknown {
+    observer.ingestOutcome(
+      error instanceof DomainError ? (OUTCOMES[error.code] ?? "internal_error") : "internal_error",
+    );
+    if (error instanceof SignatureRefused) observer.signatureFailure(error.reason);
+    return error;
+  }
 
   // Opening a sealed secret is an AES-GCM decryption per request otherwise. Keyed by service
   // AND sealed value: the AAD binds a ciphertext to its service, and a shared cache tier must
@@ -125,14 +166,31 @@ export function createIngest(deps: IngestDeps) {
    */
   function admitService(serviceId: string): void | Promise<void> {
     const rawId = parseId("svc", serviceId);
-    if (rawId === null) throw invalidSignature();
-    const found = material(rawId);
-    if (found instanceof Promise) {
-      return found.then((m) => {
-        if (m === null) throw invalidSignature();
-      });
+    if (rawId === null) throw refused(invalidSignature("unknown_service"));
+    let found: ReturnType<typeof material>;
+    try {
+      found = material(rawId);
+    } catch (error) {
+      throw refused(error);
     }
-    if (found === null) throw invalidSignature();
+    if (found instanceof Promise) {
+      return found.then(
+        (m) => {
+          if (m === null) throw refused(invalidSignature("unknown_service"));
+        },
+        (error: unknown) => {
+          throw refused(error);
+        },
+      );
+    }
+    if (found === null) throw refused(invalidSignature("unknown_service"));
+  }
+
+  /** The 413 of a body the edge stopped reading at the limit, counted like any other refusal. */
+  function payloadTooLarge(): DomainError {
+    return refused(
+      new DomainError("payload_too_large", `The body is larger than ${deps.maxEventBytes} bytes.`),
+    ) as DomainError;
   }
 
   /**
@@ -140,9 +198,17 @@ export function createIngest(deps: IngestDeps) {
    * event (its service deleted since it verified, so its foreign key fails) must not take
    * down the other senders' events that happened to share its transaction.
    */
+  async function insertBatch(events: NewEvent[]): Promise<InsertEventResult[]> {
+    // A monotonic timer, not the injected clock: this measures the store, not event time.
+    const started = performance.now();
+    const results = await store.events.insertBatch(events);
+    observer.commitBatch(events.length, (performance.now() - started) / 1000);
+    return results;
+  }
+
   async function flush(events: NewEvent[]): Promise<Outcome[]> {
     try {
-      return await store.events.insertBatch(events);
+      return await insertBatch(events);
     } catch (error) {
       if (events.length === 1 || (error instanceof DomainError && error.code === "unavailable")) {
         return events.map(() => ({ kind: "failed", error }));
@@ -151,7 +217,7 @@ export function createIngest(deps: IngestDeps) {
       const outcomes: Outcome[] = [];
       for (const event of events) {
         try {
-          const [result] = await store.events.insertBatch([event]);
+          const [result] = await insertBatch([event]);
           outcomes.push(result ?? { kind: "failed", error: new Error("insertBatch returned no result") });
         } catch (single) {
           outcomes.push({ kind: "failed", error: single });
@@ -176,7 +242,7 @@ export function createIngest(deps: IngestDeps) {
     // The service was deleted between verification and commit: to the sender it is now
     // simply unknown. Anything else is ours (500, logged by the rpc layer).
     const service = await store.services.getById(event.serviceId).catch(() => undefined);
-    if (service === null) throw invalidSignature();
+    if (service === null) throw invalidSignature("unknown_service");
     throw error;
   }
 
@@ -189,7 +255,7 @@ export function createIngest(deps: IngestDeps) {
   }
 
   function accept(input: IngestInput, rawId: string, found: SigningMaterial | null): Promise<IngestResult> {
-    if (found === null) throw invalidSignature();
+    if (found === null) throw invalidSignature("unknown_service");
     const now = clock.now();
     // The previous secret verifies only while now < its expiry; the cache entry may outlive it.
     const secrets = found.secrets
@@ -202,7 +268,7 @@ export function createIngest(deps: IngestDeps) {
       Math.floor(now / 1000),
       deps.toleranceSeconds,
     );
-    if (!verdict.ok) throw invalidSignature();
+    if (!verdict.ok) throw invalidSignature(VERDICT_REASONS[verdict.reason]);
     if (!found.isMonitored) {
       throw new DomainError("ingestion_paused", "Ingestion is paused for this service (is_monitored is false).");
     }
@@ -214,15 +280,29 @@ export function createIngest(deps: IngestDeps) {
     return commit({ id: deps.newId(), serviceId: rawId, receivedAt: now, idempotencyKey: key, payload: input.payload });
   }
 
-  /** Resolves once the event is committed (durable), or with the first event of its Idempotency-Key. */
-  async function ingest(input: IngestInput): Promise<IngestResult> {
+  async function attempt(input: IngestInput): Promise<IngestResult> {
     if (input.payload.length > deps.maxEventBytes) {
       throw new DomainError("payload_too_large", `The body is larger than ${deps.maxEventBytes} bytes.`);
     }
     const rawId = parseId("svc", input.serviceId);
-    if (rawId === null) throw invalidSignature();
+    if (rawId === null) throw invalidSignature("unknown_service");
     const found = material(rawId);
     return accept(input, rawId, found instanceof Promise ? await found : found);
+  }
+
+  /**
+   * Resolves once the event is committed (durable), or with the first event of its
+   * Idempotency-Key. Every attempt is counted once, by its outcome.
+   */
+  async function ingest(input: IngestInput): Promise<IngestResult> {
+    let result: IngestResult;
+    try {
+      result = await attempt(input);
+    } catch (error) {
+      throw refused(error);
+    }
+    observer.ingestOutcome(result.duplicate ? "duplicate" : "accepted");
+    return result;
   }
 
   async function listEvents(principal: Principal, serviceId: string, request: PageRequest): Promise<Page<EventRecord>> {
@@ -239,7 +319,7 @@ export function createIngest(deps: IngestDeps) {
     await committer?.drain();
   }
 
-  return { ingest, admitService, listEvents, close, maxEventBytes: deps.maxEventBytes };
+  return { ingest, admitService, payloadTooLarge, listEvents, close, maxEventBytes: deps.maxEventBytes };
 }
 
 export type Ingest = ReturnType<typeof createIngest>;

@@ -19,9 +19,13 @@ export function createTenants(deps: TenantDeps) {
 
   async function getTenant(principal: Principal): Promise<TenantRecord> {
     // Read on every GET /v1/tenant; a store round trip was the largest cost of that route (bench/README.md).
+    // `!== undefined`, not `??`: a cached "does not exist" (null) is an answer too, and asking
+    // getOrLoad again would count one lookup twice (docs/operations.md).
+    const peeked = tenantCache.peek(principal.tenantId);
     const tenant =
-      tenantCache.peek(principal.tenantId) ??
-      (await tenantCache.getOrLoad(principal.tenantId, () => store.tenants.get(principal.tenantId)));
+      peeked !== undefined
+        ? peeked
+        : await tenantCache.getOrLoad(principal.tenantId, () => store.tenants.get(principal.tenantId));
     if (!tenant) throw notFound("tenant");
     return tenant;
   }

@@ -8,6 +8,7 @@ import { createIdGenerator, formatId } from "../domain/ids.ts";
 import type { Logger } from "../logger.ts";
 import type { Admission } from "../rpc/admission.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
+import { observeFetch, type RequestObserver, serviceIdInPath } from "../rpc/observe.ts";
 import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
 import { CONSOLE_PATH, consoleRoutes } from "./console.ts";
@@ -31,9 +32,51 @@ export interface GatewayDeps {
   console?: boolean;
   /** GET /openapi.json and GET /docs; null when INTAKE_API_DOCS=false. */
   apiDocs?: { version: string } | null;
+  /** GET /metrics; null when INTAKE_METRICS=false. */
+  metrics?: MetricsEndpoint | null;
 }
 
-/** Path patterns → allowed methods, to tell 405 (known path) from 404 (unknown route). */
+/** The Prometheus exposition, as the metrics adapter renders it (docs/operations.md). */
+export interface MetricsEndpoint {
+  readonly contentType: string;
+  exposition(): Promise<string>;
+}
+
+/**
+ * The route template a request matched, hung on the request by the gateway's hooks (Elysia
+ * knows it per compiled route) for the metrics and the access log: never the raw path.
+ */
+const ROUTE = Symbol("intake.route");
+type RouteTagged = { [ROUTE]?: string };
+
+function tagRoute(request: Request, route: string | undefined): void {
+  if (route) (request as RouteTagged)[ROUTE] = route;
+}
+
+function routeOf(request: Request): string {
+  return (request as RouteTagged)[ROUTE] ?? "unmatched";
+}
+
+/** The service a management route names in its path (`/v1/services/:id...`), for the access log. */
+function serviceInRoute(route: string, request: Request): string | null {
+  return route.startsWith("/v1/services/:id") ? serviceIdInPath(new URL(request.url).pathname, 3) : null;
+}
+
+/** The gateway's fetch with each request's metrics and access-log line (rpc/observe.ts). */
+export function observedGateway(gateway: Gateway, seen: RequestObserver): (request: Request) => Promise<Response> {
+  return observeFetch((request) => gateway.handle(request), seen, routeOf, serviceInRoute);
+}
+
+function metricsRoutes(metrics: MetricsEndpoint) {
+  return new Elysia({ ...ELYSIA_SETTINGS, name: "metrics" }).get(
+    "/metrics",
+    async () => new Response(await metrics.exposition(), { headers: { "content-type": metrics.contentType } }),
+    // Operational, not part of the REST API: docs/operations.md describes it.
+    { parse: "none", detail: { hide: true } },
+  );
+}
+
+/** Path patterns → their template and allowed methods, to tell 405 (known path) from 404 (unknown route). */
 function methodIndex(routes: ReadonlyArray<{ method: string; path: string }>) {
   const index = new Map<string, { pattern: RegExp; methods: Set<string> }>();
   for (const { method, path } of routes) {
@@ -45,9 +88,9 @@ function methodIndex(routes: ReadonlyArray<{ method: string; path: string }>) {
     }
     entry.methods.add(method.toUpperCase());
   }
-  return (pathname: string): string[] | null => {
-    for (const { pattern, methods } of index.values()) {
-      if (pattern.test(pathname)) return [...methods].sort();
+  return (pathname: string): { path: string; methods: string[] } | null => {
+    for (const [path, { pattern, methods }] of index) {
+      if (pattern.test(pathname)) return { path, methods: [...methods].sort() };
     }
     return null;
   };
@@ -62,14 +105,15 @@ export async function createGateway(deps: GatewayDeps) {
   const kit = createKit(admission);
   const newRequestId = createIdGenerator();
   // Built on first use, so routes mounted after this function (RPC, ingest) count too.
-  let allowedMethods: ((pathname: string) => string[] | null) | null = null;
+  let allowedMethods: ReturnType<typeof methodIndex> | null = null;
 
   const app = new Elysia({ ...ELYSIA_SETTINGS, name: "intake-gateway" })
     .onRequest(({ set }) => {
       // Always generated here, never taken from the caller.
       set.headers[REQUEST_ID_HEADER] = formatId("req", newRequestId());
     })
-    .mapResponse({ as: "global" }, ({ responseValue, set }) => {
+    .mapResponse({ as: "global" }, ({ responseValue, set, request, route }) => {
+      tagRoute(request, route);
       // Elysia rebuilds a returned Response (a Headers copy, then a new Response over the old
       // one's body stream) whenever set.headers is not empty. Moving the request id into the
       // Response's own headers skips that rebuild: it was the largest cost of GET /v1/health
@@ -85,15 +129,18 @@ export async function createGateway(deps: GatewayDeps) {
       delete set.headers[REQUEST_ID_HEADER];
       return responseValue;
     })
-    .onError(({ code, error, set, request }) => {
+    .onError(({ code, error, set, request, route }) => {
       const requestId = requestIdOf(set);
+      tagRoute(request, route);
       switch (code) {
         case "NOT_FOUND": {
           allowedMethods ??= methodIndex(app.routes);
-          const allowed = allowedMethods(new URL(request.url).pathname);
-          if (allowed && !allowed.includes(request.method)) {
+          const known = allowedMethods(new URL(request.url).pathname);
+          if (known && !known.methods.includes(request.method)) {
+            // Counted under the template of the path it names (a fixed set), not `unmatched`.
+            tagRoute(request, known.path);
             return errorResponse("method_not_allowed", `${request.method} is not allowed here.`, requestId, undefined, {
-              allow: allowed.join(", "),
+              allow: known.methods.join(", "),
             });
           }
           return errorResponse("not_found", "No such route.", requestId);
@@ -120,6 +167,7 @@ export async function createGateway(deps: GatewayDeps) {
       detail: { hide: true },
     });
   }
+  if (deps.metrics) app.use(metricsRoutes(deps.metrics));
   // Last: the document is generated from every route mounted before it.
   if (deps.apiDocs) app.use(apiDocsRoutes({ version: deps.apiDocs.version, routes: () => app.routes }));
 

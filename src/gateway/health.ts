@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import { GetHealthRequestSchema } from "../../gen/intake/v1/health_pb.ts";
 import { createIdGenerator, formatId } from "../domain/ids.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
+import { observeNative, type RequestObserver } from "../rpc/observe.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE, REQUEST_ID_HEADER } from "./http.ts";
 import { Health } from "./schemas.ts";
 
@@ -28,16 +29,20 @@ export function healthRoutes(body: string) {
 /**
  * The probe as a Bun.serve native route: load balancers call it constantly, and Elysia's
  * dispatch was most of its cost (bench/README.md, scenario 1). Other methods on the path fall
- * through to the gateway, which answers 405 with Allow.
+ * through to the gateway, which answers 405 with Allow. It is counted and logged like any other
+ * route (docs/operations.md): a probe's rate is worth seeing, and its cost is a few counters.
  */
-export function nativeHealthRoutes(body: string) {
+export function nativeHealthRoutes(body: string, seen: RequestObserver) {
   const newRequestId = createIdGenerator();
-  return {
-    "/v1/health": {
-      GET: () =>
-        new Response(body, {
-          headers: { "content-type": JSON_TYPE, [REQUEST_ID_HEADER]: formatId("req", newRequestId()) },
-        }),
-    },
-  };
+  // Declared, so the access log knows the size without reading the body.
+  const length = String(Buffer.byteLength(body));
+  const probe = () =>
+    new Response(body, {
+      headers: {
+        "content-type": JSON_TYPE,
+        "content-length": length,
+        [REQUEST_ID_HEADER]: formatId("req", newRequestId()),
+      },
+    });
+  return { "/v1/health": { GET: observeNative(probe, seen, "/v1/health") } };
 }

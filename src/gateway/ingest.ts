@@ -11,8 +11,8 @@ import {
   ListEventsRequestSchema,
   type ListEventsResponse,
 } from "../../gen/intake/v1/ingest_pb.ts";
-import { connectErrorFor } from "../rpc/errors.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
+import { tagCall } from "../rpc/observe.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE, json, readCapped } from "./http.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity, responses } from "./responses.ts";
@@ -84,11 +84,13 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit) {
     .post(
       "/v1/ingest/:service_id",
       async ({ request, params }) => {
+        // The access log reads the service id and a 401's reason from it (never the response).
+        const call = tagCall(request, { values: createContextValues() });
         // An unknown service is refused before its body is read (same 401 as a bad signature).
-        const early = ingest.admitService(params.service_id);
+        const early = ingest.admitService(params.service_id, call);
         if (early) await early;
         const payload = await readCapped(request, limit);
-        if (payload === null) throw connectErrorFor("payload_too_large", `The body is larger than ${limit} bytes.`);
+        if (payload === null) throw ingest.payloadTooLarge();
         const res = await ingest.ingest(
           create(IngestRequestSchema, {
             serviceId: params.service_id,
@@ -96,7 +98,7 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit) {
             payload,
             idempotencyKey: request.headers.get("idempotency-key") ?? undefined,
           }),
-          { values: createContextValues() },
+          call,
         );
         if (res.duplicate) return json(200, { id: res.id, received_at: iso(res.receivedAt), duplicate: true });
         return json(202, { id: res.id, received_at: iso(res.receivedAt) });

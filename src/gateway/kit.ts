@@ -12,6 +12,7 @@ import type { Principal } from "../domain/types.ts";
 import type { Admission } from "../rpc/admission.ts";
 import { type CallContext, principalKey } from "../rpc/context.ts";
 import { connectErrorFor } from "../rpc/errors.ts";
+import { tagCall } from "../rpc/observe.ts";
 import type { MethodName } from "../rpc/policy.ts";
 import { readCapped } from "./http.ts";
 
@@ -97,6 +98,8 @@ export function createKit(admission: Admission) {
     }
     const call: CallContext = { values: createContextValues().set(principalKey, principal) };
     calls.set(ctx.request, call);
+    // The access log reads the principal from the request after the response (rpc/observe.ts).
+    tagCall(ctx.request, call);
     return call;
   }
 

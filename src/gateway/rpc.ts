@@ -2,9 +2,10 @@
  * Connect (JSON and binary) and gRPC-Web on the main port, at /intake.v1.<Service>/<Method>,
  * inside the Elysia app so they share its listener, X-Request-Id and 404/405 handling.
  */
-import type { ConnectRouter } from "@connectrpc/connect";
+import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { universalServerRequestFromFetch, universalServerResponseToFetch } from "@connectrpc/connect/protocol";
 import { Elysia } from "elysia";
+import { tagCall } from "../rpc/observe.ts";
 import { ELYSIA_SETTINGS } from "./http.ts";
 
 /** `router` must have plain gRPC disabled: Bun.serve's HTTP/2 drops trailers. */
@@ -13,8 +14,13 @@ export function connectRoutes(router: ConnectRouter) {
   for (const handler of router.handlers) {
     app.post(
       handler.requestPath,
-      async ({ request }) =>
-        universalServerResponseToFetch(await handler(universalServerRequestFromFetch(request, { httpVersion: "1.1" }))),
+      async ({ request }) => {
+        const universal = universalServerRequestFromFetch(request, { httpVersion: "1.1" });
+        // The router's gate and the implementation note the principal (and an ingest's
+        // service and 401 reason) here; the access log reads them from the request.
+        universal.contextValues = tagCall(request, { values: createContextValues() }).values;
+        return universalServerResponseToFetch(await handler(universal));
+      },
       // The handler reads the body itself, bounded by the router's readMaxBytes; hidden from
       // the OpenAPI document, which describes the REST surface (docs/rpc.md covers these).
       { parse: "none", detail: { hide: true } },

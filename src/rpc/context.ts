@@ -1,4 +1,5 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+import type { SignatureFailureReason } from "../domain/ports/observer.ts";
 import type { Principal } from "../domain/types.ts";
 import { connectErrorFor } from "./errors.ts";
 
@@ -14,3 +15,15 @@ export function principalOf(context: CallContext): Principal {
   if (!principal) throw connectErrorFor("missing_credentials", "This call needs a bearer token.");
   return principal;
 }
+
+/**
+ * Why an ingest call was refused with 401 (docs/operations.md): set by the ingest
+ * implementation for the access log, which reads it after the call. It never reaches the
+ * response: the answer is the same for every reason.
+ */
+export const signatureFailureKey = createContextKey<SignatureFailureReason | undefined>(undefined, {
+  description: "ingest 401 reason",
+});
+
+/** The well-formed `svc_` id an ingest call named, for the access log. */
+export const ingestServiceKey = createContextKey<string | undefined>(undefined, { description: "ingest service id" });

@@ -5,10 +5,13 @@
  */
 import { constants, createServer, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
+import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "../logger.ts";
 import { createGrpcHealth } from "./grpc-health.ts";
+import { callOf, type RequestObserver, tagCall } from "./observe.ts";
+import { POLICY } from "./policy.ts";
 import { RPC_SERVICE_NAMES, type RpcRouterDeps, registerServices, rpcRouterOptions } from "./router.ts";
 
 export interface GrpcListener {
@@ -28,14 +31,23 @@ export interface GrpcListenOptions {
   logger: Logger;
   /** How long in-flight calls get to finish on close (default 10 s). */
   drainMs?: number;
+  /** Metrics and the access log, as on the main port (docs/operations.md). */
+  requests?: RequestObserver;
 }
+
+/** The RPC paths this listener serves: the route label of a call; anything else is `unmatched`. */
+const RPC_PATHS = new Set(Object.keys(POLICY).map((method) => `/${method}`));
 
 export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions): Promise<GrpcListener> {
   const { logger, drainMs = 10_000 } = options;
   const protocols = { grpc: true };
   const health = createGrpcHealth(RPC_SERVICE_NAMES);
+  const seen = options.requests?.enabled ? options.requests : null;
   const handler = connectNodeAdapter({
     ...rpcRouterOptions(deps.admission, protocols),
+    // The values the gate and the implementations note on (the principal, an ingest's service
+    // and 401 reason), made per request below so the access log can read them afterwards.
+    contextValues: (req) => callOf(req)?.values ?? createContextValues(),
     routes: (router) => {
       registerServices(deps, protocols)(router);
       router.service(Health, health.impl);
@@ -50,6 +62,31 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
     req.stream.once("finish", () => {
       if (!req.complete && !req.stream.closed) req.stream.close(constants.NGHTTP2_NO_ERROR);
     });
+    if (seen) {
+      const started = performance.now();
+      const call = tagCall(req, { values: createContextValues() });
+      // A call's whole life: for a server stream (Watch, a feed) that is how long it stayed open.
+      res.once("close", () => {
+        const elapsed = performance.now() - started;
+        const path = req.url.split("?")[0] ?? "";
+        const route = RPC_PATHS.has(path) ? path : "unmatched";
+        seen.observer.httpRequest(route, req.method, res.statusCode, elapsed / 1000);
+        if (!seen.accessLog) return;
+        const declared = Number(req.headers["content-length"]);
+        seen.log({
+          method: req.method,
+          route,
+          status: res.statusCode,
+          durationMs: elapsed,
+          // gRPC answers carry no X-Request-Id; its status travels in trailers.
+          requestId: null,
+          values: call.values,
+          serviceId: null,
+          bytesIn: Number.isSafeInteger(declared) ? declared : null,
+          bytesOut: null,
+        });
+      });
+    }
     handler(req, res);
   });
   const sessions = new Set<Http2Session>();

@@ -1,14 +1,15 @@
 import { create } from "@bufbuild/protobuf";
+import type { ConnectError } from "@connectrpc/connect";
 import {
   EventSchema,
   IngestResponseSchema,
   type IngestService,
   ListEventsResponseSchema,
 } from "../../gen/intake/v1/ingest_pb.ts";
-import { formatId } from "../domain/ids.ts";
-import type { Ingest } from "../domain/ingest.ts";
+import { formatId, parseId } from "../domain/ids.ts";
+import { type Ingest, SignatureRefused } from "../domain/ingest.ts";
 import type { Logger } from "../logger.ts";
-import { principalOf } from "./context.ts";
+import { type CallContext, ingestServiceKey, principalOf, signatureFailureKey } from "./context.ts";
 import { ts } from "./convert.ts";
 import { toConnectError } from "./errors.ts";
 import type { Impl } from "./impl.ts";
@@ -23,9 +24,24 @@ export interface IngestEdge {
   readonly maxPayloadBytes: number;
   /**
    * Throws (ConnectError invalid_signature) for a service id nothing can be ingested into,
-   * before the body is read. Synchronous when the service is cached.
+   * before the body is read. Synchronous when the service is cached. `context` receives what
+   * the access log reads (the service id, the reason of a 401).
    */
-  admitService(serviceId: string): void | Promise<void>;
+  admitService(serviceId: string, context: CallContext): void | Promise<void>;
+  /** The 413 for a body the edge stopped reading at `maxPayloadBytes` (counted in metrics). */
+  payloadTooLarge(): ConnectError;
+}
+
+/**
+ * Notes on the call what the access log reports and the response never carries: the service
+ * id (well-formed ones only: anything else is input) and why a signature was refused.
+ */
+function noteService(context: CallContext, serviceId: string): void {
+  if (parseId("svc", serviceId) !== null) context.values.set(ingestServiceKey, serviceId);
+}
+
+function noteRefusal(context: CallContext, error: unknown): void {
+  if (error instanceof SignatureRefused) context.values.set(signatureFailureKey, error.reason);
 }
 
 export type IngestImpl = Impl<typeof IngestService> & IngestEdge;
@@ -35,27 +51,39 @@ export function createIngestImpl(deps: { ingest: Ingest; logger: Logger }): Inge
   return {
     maxPayloadBytes: ingest.maxEventBytes,
 
-    admitService(serviceId) {
+    admitService(serviceId, context) {
+      noteService(context, serviceId);
       try {
         const pending = ingest.admitService(serviceId);
         if (pending) {
           return pending.catch((error: unknown) => {
+            noteRefusal(context, error);
             throw toConnectError(error, logger);
           });
         }
       } catch (error) {
+        noteRefusal(context, error);
         throw toConnectError(error, logger);
       }
     },
 
+    payloadTooLarge: () => toConnectError(ingest.payloadTooLarge(), logger),
+
     // No bearer token (policy `open`): the signature is the credential.
-    ingest: rpcMethod(logger, async (req) => {
-      const result = await ingest.ingest({
-        serviceId: req.serviceId,
-        signature: req.signature,
-        payload: req.payload,
-        idempotencyKey: req.idempotencyKey,
-      });
+    ingest: rpcMethod(logger, async (req, context) => {
+      noteService(context, req.serviceId);
+      let result: Awaited<ReturnType<Ingest["ingest"]>>;
+      try {
+        result = await ingest.ingest({
+          serviceId: req.serviceId,
+          signature: req.signature,
+          payload: req.payload,
+          idempotencyKey: req.idempotencyKey,
+        });
+      } catch (error) {
+        noteRefusal(context, error);
+        throw error;
+      }
       return create(IngestResponseSchema, {
         id: formatId("evt", result.id),
         receivedAt: ts(result.receivedAt),

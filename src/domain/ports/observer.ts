@@ -1,12 +1,19 @@
 /**
  * What the domain and the edges report for metrics (docs/operations.md). The domain states
  * outcomes; it never knows Prometheus. The composition root hands one observer to everything
- * that reports; `noopObserver` is for callers that measure nothing (the CLI, unit tests).
+ * that reports; `noopObserver` is for callers that measure nothing (the CLI, unit tests, and
+ * INTAKE_METRICS=false).
  *
  * No method takes a tenant, token, service id or any user input: labels are closed sets.
+ * Every method is called on a request's path, so an implementation must be cheap (no
+ * allocation, no label hashing per call) and must never throw.
  */
 
-/** `intake_ingest_events_total{outcome}`. */
+/**
+ * `intake_ingest_events_total{outcome}`. Reported once per ingest attempt by domain/ingest.ts
+ * (from its result, or the DomainError code it ends with: a refusal raised inside it is counted
+ * there, not again by its caller). `internal_error` is an attempt that ended in a 500.
+ */
 export type IngestOutcome =
   | "accepted"
   | "duplicate"
@@ -15,7 +22,8 @@ export type IngestOutcome =
   | "invalid_request"
   | "payload_too_large"
   | "rate_limited"
-  | "unavailable";
+  | "unavailable"
+  | "internal_error";
 
 /** Why an ingest 401 happened: for the operator's log and metrics only, never the response. */
 export type SignatureFailureReason =
@@ -31,7 +39,15 @@ export type CacheLookupResult = "hit" | "negative_hit" | "shared_hit" | "miss";
 export type RateLimitPolicy = "api" | "ingest";
 
 export interface Observer {
+  /**
+   * One request answered by a listener: `route` is a route template or RPC path from the code
+   * (`unmatched` for anything else), never a raw path; `method` is the HTTP method as received
+   * (the implementation folds unknown ones into one label value).
+   */
+  httpRequest(route: string, method: string, status: number, durationSeconds: number): void;
   ingestOutcome(outcome: IngestOutcome): void;
+  /** `intake_ingest_signature_failures_total{reason}`: alongside ingestOutcome("invalid_signature"). */
+  signatureFailure(reason: SignatureFailureReason): void;
   /** One group commit (or per-request commit): its event count and its wall time. */
   commitBatch(size: number, durationSeconds: number): void;
   cacheLookup(namespace: string, result: CacheLookupResult): void;
@@ -44,7 +60,9 @@ export interface Observer {
 }
 
 export const noopObserver: Observer = {
+  httpRequest() {},
   ingestOutcome() {},
+  signatureFailure() {},
   commitBatch() {},
   cacheLookup() {},
   feedStreams() {},
