@@ -1,12 +1,15 @@
 /**
- * Secrets, tokens and peppers never appear in logs (SPEC §9): a whole session of calls —
- * successes, failures with bad credentials, and internal errors — is run against a world whose
- * pepper and secrets key are known, and its captured log is searched for every one of them.
+ * Secrets, tokens, peppers and payloads never appear in logs (SPEC §9): a whole session of
+ * calls — successes, failures with bad credentials, ingests good and bad, and internal errors —
+ * is run against a world whose pepper and secrets key are known, with the access log on and the
+ * log level at debug (every line the code can write), and its captured log is searched for
+ * every one of them.
  */
 import { afterEach, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { generateToken } from "../src/domain/credentials.ts";
 import { createWorld, type World } from "./support/harness.ts";
+import { sign } from "./support/signing.ts";
 
 let world: World;
 afterEach(async () => {
@@ -44,9 +47,14 @@ test("the leak detector finds a planted token, secret, pepper and key (so the ne
   expect(leaks([`{"msg":"x","v":"${token.slice(13)}"}`], [token]).length).toBeGreaterThan(0);
 });
 
-test("no token, signing secret, pepper or secrets key appears in the log of a whole session", async () => {
+test("no token, signing secret, pepper, secrets key or payload appears in the log of a whole session", async () => {
   world = await createWorld({
-    env: { INTAKE_TOKEN_PEPPER: PEPPER, INTAKE_SECRETS_KEY: KEY.toString("base64") },
+    env: {
+      INTAKE_TOKEN_PEPPER: PEPPER,
+      INTAKE_SECRETS_KEY: KEY.toString("base64"),
+      INTAKE_ACCESS_LOG: "true",
+      INTAKE_LOG_LEVEL: "debug",
+    },
   });
   const secrets: string[] = [world.ownerToken, PEPPER, KEY.toString("base64"), KEY.toString("hex")];
   const req = world.request;
@@ -61,10 +69,36 @@ test("no token, signing secret, pepper or secrets key appears in the log of a wh
   // Services: create, rotate twice, pause, delete.
   const svc = await world.createService("billing");
   secrets.push(svc.secret);
+  let current = svc.secret;
   for (let i = 0; i < 2; i++) {
     const rotated = await req("POST", `/v1/services/${svc.id}/secret_rotations`);
-    secrets.push(rotated.body.signing_secret);
+    current = rotated.body.signing_secret;
+    secrets.push(current);
   }
+  // Ingest: accepted, duplicate, each kind of 401, a 400, over REST and Connect; the payloads
+  // (and the signature headers, which are derived from them) must not reach the log.
+  const marker = `payload-${randomBytes(12).toString("hex")}`;
+  const body = JSON.stringify({ secret_note: marker });
+  const now = world.clock.now();
+  const signature = sign(current, body, now);
+  secrets.push(marker, signature.slice(signature.indexOf("v1=") + 3));
+  const ingest = (id: string, sig: string, payload = body, key?: string) =>
+    req("POST", `/v1/ingest/${id}`, {
+      token: null,
+      body: payload,
+      headers: { "x-service-signature": sig, ...(key && { "idempotency-key": key }) },
+    });
+  expect((await ingest(svc.id, signature, body, "k")).status).toBe(202);
+  expect((await ingest(svc.id, signature, body, "k")).status).toBe(200);
+  await ingest(`svc_${"0".repeat(32)}`, signature);
+  await ingest(svc.id, `garbage ${marker}`);
+  await ingest(svc.id, sign(current, body, now - 3_600_000));
+  await ingest(svc.id, sign(current, `${body} `, now));
+  await ingest(svc.id, sign(current, `[${marker}]`, now), `[${marker}]`);
+  await req("POST", "/intake.v1.IngestService/Ingest", {
+    token: null,
+    body: { serviceId: svc.id, signature, payload: Buffer.from(body).toString("base64") },
+  });
   await req("PATCH", `/v1/services/${svc.id}`, { body: { is_monitored: false } });
   const doomed = await world.createService("doomed");
   secrets.push(doomed.secret);
@@ -104,5 +138,7 @@ test("no token, signing secret, pepper or secrets key appears in the log of a wh
   // The session did log, including error entries: the search below ran over real output.
   expect(world.logs.length).toBeGreaterThan(0);
   expect(world.logs.some((l) => JSON.parse(l).level === "error")).toBe(true);
+  expect(world.logs.filter((l) => JSON.parse(l).msg === "access").length).toBeGreaterThan(30);
+  expect(world.logs.some((l) => JSON.parse(l).reason === "no_matching_signature")).toBe(true);
   expect(leaks(world.logs, secrets)).toEqual([]);
 });
