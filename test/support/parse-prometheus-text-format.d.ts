@@ -14,5 +14,6 @@ declare module "parse-prometheus-text-format" {
     type: "COUNTER" | "GAUGE" | "HISTOGRAM" | "SUMMARY" | "UNTYPED";
     metrics: Sample[];
   }
+  // biome-ignore lint/style/noDefaultExport: the package's own export is a default one
   export default function parsePrometheusTextFormat(text: string): Family[];
 }
