@@ -317,6 +317,10 @@ async function main(): Promise<void> {
       log(`seeded ${settings.servicesSeeded} services in ${seeded.seconds.toFixed(1)} s`);
     }
     const intake = await start(readSpec);
+    // The same data, served with INTAKE_METRICS=false: the cost of metrics (scenario 2).
+    const metricsOff = wanted(2)
+      ? await start({ ...readSpec, name: "read-metrics-off", env: { ...readSpec.env, INTAKE_METRICS: "false" } })
+      : null;
     try {
       await scenario(1, "GET /v1/health vs bare GET", async () => {
         if (!baseline) throw new Error("no baseline");
@@ -343,7 +347,8 @@ async function main(): Promise<void> {
           200,
           "tenant",
         );
-        const [base, floor, tenant] = await interleave(2, [
+        if (!metricsOff) throw new Error("no INTAKE_METRICS=false process");
+        const [base, floor, tenant, tenantOff] = await interleave(2, [
           // The same request bytes (the baseline ignores the header).
           wrkTarget("baseline GET", {
             url: `${baseline.url}/v1/tenant`,
@@ -364,6 +369,12 @@ async function main(): Promise<void> {
             script: "get.lua",
             headers: headers(boot.token),
           }),
+          wrkTarget("Intake GET /v1/tenant, INTAKE_METRICS=false", {
+            url: `${metricsOff.url}/v1/tenant`,
+            connections: 32,
+            script: "get.lua",
+            headers: headers(boot.token),
+          }),
         ]);
         const t = summarize(tenant as Series);
         const r = pairedRatio(tenant as Series, base as Series);
@@ -380,6 +391,14 @@ async function main(): Promise<void> {
           goal: "(reported)",
           measured: `${fmtRatio(pairedRatio(floor as Series, base as Series))} (${fmtRps(summarize(floor as Series).rps)} req/s); Intake vs floor ${fmtRatio(pairedRatio(tenant as Series, floor as Series))}`,
           status: "reported",
+        });
+        const metricsCost = pairedRatio(tenant as Series, tenantOff as Series);
+        rows.push({
+          scenario: 2,
+          title: "… metrics on (default) vs INTAKE_METRICS=false, same data, GET /v1/tenant",
+          goal: "≥ 0.95×",
+          measured: `${fmtRatio(metricsCost)} (${fmtRps(t.rps)} vs ${fmtRps(summarize(tenantOff as Series).rps)} req/s)`,
+          status: metricsCost >= 0.95 ? "met" : "missed",
         });
       });
 
@@ -422,6 +441,7 @@ async function main(): Promise<void> {
       });
     } finally {
       await stopIntake(intake);
+      if (metricsOff) await stopIntake(metricsOff);
     }
   }
 
@@ -434,16 +454,21 @@ async function main(): Promise<void> {
     }
     const groupSpec = spec("ingest-group", { INTAKE_INGEST_COMMIT: "group" });
     const perSpec = spec("ingest-per-request", { INTAKE_INGEST_COMMIT: "per_request" });
+    // Group commit with INTAKE_METRICS=false, on its own database: the cost of metrics.
+    const offSpec = spec("ingest-group-metrics-off", { INTAKE_INGEST_COMMIT: "group", INTAKE_METRICS: "false" });
     const groupBoot = await bootstrap(groupSpec);
     const perBoot = await bootstrap(perSpec);
+    const offBoot = await bootstrap(offSpec);
     const group = await start(groupSpec);
     const per = await start(perSpec);
+    const off = await start(offSpec);
     let floor: Reference | null = null;
     try {
       const pools = await Promise.all(
         [
           [group, groupBoot],
           [per, perBoot],
+          [off, offBoot],
         ].map(async ([intake, boot]) => {
           const i = intake as RunningIntake;
           const svc = await createService(i.url, (boot as Bootstrapped).token, "bench-ingest");
@@ -453,12 +478,13 @@ async function main(): Promise<void> {
           return { intake: i, svc, file, path };
         }),
       );
-      const [g, p] = pools as [(typeof pools)[0], (typeof pools)[0]];
+      const [g, p, o] = pools as [(typeof pools)[0], (typeof pools)[0], (typeof pools)[0]];
       await probeIngest(`${g.intake.url}${g.path}`, g.svc.secret);
+      await probeIngest(`${o.intake.url}${o.path}`, o.svc.secret);
       // The least work the SPEC requires, hand-written on the group-commit Intake's database.
       floor = await startIngestFloor(sqlitePath(groupSpec), g.svc);
 
-      const [base, floorSeries, grp, perReq] = await interleave(3, [
+      const [base, floorSeries, grp, perReq, grpOff] = await interleave(3, [
         // The same signed requests: the baseline reads the body and ignores the rest.
         wrkTarget("baseline POST 1 KiB", {
           url: baseline.url,
@@ -484,6 +510,12 @@ async function main(): Promise<void> {
           script: "pool.lua",
           args: [p.file],
         }),
+        wrkTarget("Intake ingest, group commit, INTAKE_METRICS=false", {
+          url: o.intake.url,
+          connections: 128,
+          script: "pool.lua",
+          args: [o.file],
+        }),
       ]);
       const b = summarize(base as Series);
       const gs = summarize(grp as Series);
@@ -504,6 +536,14 @@ async function main(): Promise<void> {
         measured: `${fmtRatio(pairedRatio(floorSeries as Series, base as Series))} (${fmtRps(fls.rps)} req/s), p99 ${fmtMs(fls.p99Us)} ms; Intake vs floor ${fmtRatio(pairedRatio(grp as Series, floorSeries as Series))}`,
         status: "reported",
       });
+      const ingestMetricsCost = pairedRatio(grp as Series, grpOff as Series);
+      rows.push({
+        scenario: 3,
+        title: "… metrics on (default) vs INTAKE_METRICS=false, signed ingest, group commit",
+        goal: "≥ 0.95×",
+        measured: `${fmtRatio(ingestMetricsCost)} (${fmtRps(gs.rps)} vs ${fmtRps(summarize(grpOff as Series).rps)} req/s), p99 ${fmtMs(gs.p99Us)} vs ${fmtMs(summarize(grpOff as Series).p99Us)} ms`,
+        status: ingestMetricsCost >= 0.95 ? "met" : "missed",
+      });
       const mem = memoryOf(group.pid);
       if (wanted(7)) {
         if (!mem) throw new Error("could not read /proc status of the ingest process");
@@ -520,6 +560,7 @@ async function main(): Promise<void> {
       if (floor) await stop(floor.child);
       await stopIntake(group);
       await stopIntake(per);
+      await stopIntake(off);
     }
   });
 
