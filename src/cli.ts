@@ -86,7 +86,7 @@ async function setupLink(args: string[]) {
   if (!URL.canParse(base))
     fail(`--base-url must be an absolute URL such as https://intake.example.com (got "${base}")`, 2);
   const keys = loadKeyMaterial(config);
-  const logger = createLogger((line) => process.stderr.write(`${line}\n`));
+  const logger = createLogger((line) => process.stderr.write(`${line}\n`), { level: config.logLevel });
   const store = await openStore(config);
   const cache = createMemoryCache();
   try {

@@ -1,6 +1,7 @@
 /**
- * Secrets, tokens, peppers and payloads never appear in logs (SPEC §9): a whole session of
- * calls — successes, failures with bad credentials, ingests good and bad, and internal errors —
+ * Secrets, tokens, setup codes, peppers and payloads never appear in logs (SPEC §9): a whole
+ * session of calls — successes, failures with bad credentials, ingests good and bad, setup codes
+ * redeemed and refused, and internal errors —
  * is run against a world whose pepper and secrets key are known, with the access log on and the
  * log level at debug (every line the code can write), and its captured log is searched for
  * every one of them.
@@ -47,7 +48,7 @@ test("the leak detector finds a planted token, secret, pepper and key (so the ne
   expect(leaks([`{"msg":"x","v":"${token.slice(13)}"}`], [token]).length).toBeGreaterThan(0);
 });
 
-test("no token, signing secret, pepper, secrets key or payload appears in the log of a whole session", async () => {
+test("no token, signing secret, setup code, pepper, secrets key or payload appears in the log of a whole session", async () => {
   world = await createWorld({
     env: {
       INTAKE_TOKEN_PEPPER: PEPPER,
@@ -120,6 +121,18 @@ test("no token, signing secret, pepper, secrets key or payload appears in the lo
     headers: { "content-type": "application/json" },
   });
   await req("PATCH", "/v1/tenant", { body: { permission_mode: world.ownerToken } });
+
+  // Setup codes: redeemed once (its token is a secret too), then reused, and a made-up one.
+  const setup = await world.app.domain.tokens.issueSetupCode({ expiresInSeconds: 3600 });
+  secrets.push(setup.code);
+  const redeemed = await req("POST", "/v1/setup", {
+    token: null,
+    body: { setup_code: setup.code, tenant_name: "Setup Co", permission_mode: "flat" },
+  });
+  expect(redeemed.status).toBe(201);
+  secrets.push(redeemed.body.token);
+  await req("POST", "/v1/setup", { token: null, body: { setup_code: setup.code, tenant_name: "Again" } });
+  await req("POST", "/v1/setup", { token: null, body: { setup_code: `${setup.code}x`, tenant_name: "Guess" } });
 
   // Revocation, then use of the revoked and the expired token.
   await req("DELETE", `/v1/api_tokens/${admin.id}`);
