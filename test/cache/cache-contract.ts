@@ -5,13 +5,28 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import type { Cache, NamespaceOptions } from "../../src/domain/ports/cache.ts";
+import { type CacheLookupResult, noopObserver, type Observer } from "../../src/domain/ports/observer.ts";
 
 export interface ContractClock {
   now: () => number;
   advance(ms: number): void;
 }
 
-export type MakeCache = (options: { now: () => number }) => Promise<Cache>;
+export type MakeCache = (options: { now: () => number; observer: Observer }) => Promise<Cache>;
+
+/** An observer that records the cache lookups it is told of, as `namespace:result`. */
+export function lookupRecorder(): { observer: Observer; lookups: string[] } {
+  const lookups: string[] = [];
+  return {
+    lookups,
+    observer: {
+      ...noopObserver,
+      cacheLookup(namespace: string, result: CacheLookupResult) {
+        lookups.push(`${namespace}:${result}`);
+      },
+    },
+  };
+}
 
 export function createClock(start = 1_700_000_000_000): ContractClock {
   let time = start;
@@ -63,15 +78,28 @@ export function runCacheContract(name: string, makeCache: MakeCache): void {
     const open: Cache[] = [];
     let clock = createClock();
 
-    const make = async () => {
+    const make = async (observer: Observer = noopObserver) => {
       clock = createClock();
-      const cache = await makeCache({ now: clock.now });
+      const cache = await makeCache({ now: clock.now, observer });
       open.push(cache);
       return cache;
     };
 
     afterEach(async () => {
       await Promise.all(open.splice(0).map((cache) => cache.close()));
+    });
+
+    test("lookups are counted where they were answered: miss per fill, hit or negative_hit in process, a peek miss not at all", async () => {
+      const { observer, lookups } = lookupRecorder();
+      const tokens = (await make(observer)).namespace<Token>("tok", OPTIONS);
+      expect(tokens.peek("d1")).toBeUndefined();
+      await tokens.getOrLoad("d1", async () => ({ id: "tok_1", scope: "read_only" }));
+      await tokens.getOrLoad("d1", async () => null);
+      tokens.peek("d1");
+      await tokens.getOrLoad("gone", async () => null);
+      tokens.peek("gone");
+      await tokens.getOrLoad("gone", async () => null);
+      expect(lookups).toEqual(["tok:miss", "tok:hit", "tok:hit", "tok:miss", "tok:negative_hit", "tok:negative_hit"]);
     });
 
     test("peek answers undefined for a key this instance never held", async () => {
@@ -276,7 +304,7 @@ export function runCacheContract(name: string, makeCache: MakeCache): void {
     });
 
     test("close resolves", async () => {
-      const cache = await makeCache({ now: clock.now });
+      const cache = await makeCache({ now: clock.now, observer: noopObserver });
       await expect(cache.close()).resolves.toBeUndefined();
     });
   });

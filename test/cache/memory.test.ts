@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createMemoryCache } from "../../src/cache/memory.ts";
 import { counter, createClock, runCacheContract } from "./cache-contract.ts";
 
-runCacheContract("memory", async ({ now }) => createMemoryCache({ now }));
+runCacheContract("memory", async ({ now, observer }) => createMemoryCache({ now, observer }));
 
 describe("memory cache", () => {
   const options = { ttlMs: 1_000, negativeTtlMs: 100, maxEntries: 10 };

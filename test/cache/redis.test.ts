@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import { createRedisCache, type RedisCache, type RedisCacheOptions } from "../../src/cache/redis.ts";
 import { createLogger, silentLogger } from "../../src/logger.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
-import { counter, createClock, deferred, runCacheContract } from "./cache-contract.ts";
+import { counter, createClock, deferred, lookupRecorder, runCacheContract } from "./cache-contract.ts";
 
 const ok = await serviceAvailable("redis");
 
@@ -60,7 +60,22 @@ describe.skipIf(!ok)("redis cache", () => {
     admin?.disconnect();
   });
 
-  runCacheContract("redis", ({ now }) => make({ now }));
+  runCacheContract("redis", ({ now, observer }) => make({ now, observer }));
+
+  test("a lookup another instance already filled is counted as shared_hit", async () => {
+    const keyPrefix = newPrefix();
+    const a = lookupRecorder();
+    const b = lookupRecorder();
+    const first = (await make({ keyPrefix, observer: a.observer })).namespace<Token>("tok", OPTIONS);
+    const second = (await make({ keyPrefix, observer: b.observer })).namespace<Token>("tok", OPTIONS);
+    await first.getOrLoad("d1", async () => ({ id: "tok_1", scope: "read_only" }));
+    const loader = counter<Token>(() => ({ id: "tok_other", scope: "read_only" }));
+    expect(await second.getOrLoad("d1", loader.load)).toEqual({ id: "tok_1", scope: "read_only" });
+    await second.getOrLoad("d1", loader.load);
+    expect(loader.calls).toBe(0);
+    expect(a.lookups).toEqual(["tok:miss"]);
+    expect(b.lookups).toEqual(["tok:shared_hit", "tok:hit"]);
+  });
 
   const adminClient = () => {
     if (!admin) throw new Error("redis is not available");
