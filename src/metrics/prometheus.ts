@@ -5,11 +5,10 @@
  * prom-client provides the registry, the text exposition (names, HELP/TYPE, label escaping)
  * and the gauges read at scrape time. The series recorded on every request are kept here as
  * pre-resolved cells instead of prom-client Counters/Histograms: prom-client hashes and
- * validates the label set on every `inc`/`observe`, children from `labels()` included, which
- * cost about 0.5 µs per counter and 0.8 µs per histogram observation on the bench machine —
- * several per request, against a 5% budget of a request that takes ~25 µs (bench/README.md).
- * A cell is found through a Map per label and updated in place; the registry turns the cells
- * into the exposition only when /metrics is scraped.
+ * validates the label set on every `inc`/`observe`, children from `labels()` included, and a
+ * request records several of them against a budget of 5% of an authenticated GET
+ * (docs/operations.md, "Cost"). A cell is found through a Map per label and updated in place;
+ * the registry turns the cells into the exposition only when /metrics is scraped.
  */
 import { readdirSync } from "node:fs";
 import { Counter, Gauge, type Metric, Registry } from "prom-client";
