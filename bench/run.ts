@@ -404,7 +404,7 @@ async function main(): Promise<void> {
 
       await scenario(6, `List pagination: page 1 vs page after ${settings.pageDepth} rows`, async () => {
         const depth = settings.pageDepth;
-        const cursor = cursorAfter(idsNewestFirst, depth);
+        const cursor = cursorAfter(idsNewestFirst, depth, boot.tenantId);
         const shallowUrl = `${intake.url}/v1/services?limit=20`;
         const deepUrl = `${intake.url}/v1/services?limit=20&cursor=${cursor}`;
         // The computed cursor must land where walking would: the page starts at row depth+1.

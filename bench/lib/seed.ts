@@ -170,11 +170,11 @@ export function seedServices(opts: {
   return { idsNewestFirst: ids, seconds: (performance.now() - started) / 1000 };
 }
 
-/** The cursor the API would hand out after the first `depth` rows. */
-export function cursorAfter(idsNewestFirst: string[], depth: number): string {
+/** The cursor GET /v1/services would hand out after the first `depth` rows of `tenantId`. */
+export function cursorAfter(idsNewestFirst: string[], depth: number, tenantId: string): string {
   const last = idsNewestFirst[depth - 1];
   if (last === undefined) throw new Error(`only ${idsNewestFirst.length} rows seeded, need ${depth}`);
-  return encodeCursor(last);
+  return encodeCursor(last, { list: "services", tenantId });
 }
 
 /**

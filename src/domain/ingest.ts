@@ -309,9 +309,10 @@ export function createIngest(deps: IngestDeps) {
     const rawId = parseId("svc", serviceId);
     // Another tenant's service is masked as not found.
     if (rawId === null || !(await store.services.get(principal.tenantId, rawId))) throw notFound("service");
-    const { limit, before } = pageQuery(request);
+    const scope = { list: `events:${rawId}`, tenantId: principal.tenantId };
+    const { limit, before } = pageQuery(request, scope);
     const rows = await store.events.list(rawId, { limit: limit + 1, ...(before !== undefined && { before }) });
-    return toPage(rows, limit);
+    return toPage(rows, limit, scope);
   }
 
   /** Commits whatever is queued; call before closing the store. */

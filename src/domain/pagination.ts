@@ -3,6 +3,11 @@ import { invalid } from "./errors.ts";
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 const RAW_ID = /^[0-9a-f]{32}$/;
+/** A list name: what a cursor says it pages through, e.g. `services` or `events:<service id>`. */
+const LIST_NAME = /^[a-z][a-z0-9_]*(:[0-9a-f]{32})?$/;
+const CURSOR_VERSION = "c1";
+/** Well above any cursor this API returns (~120 chars); bounds the decode work of a hostile one. */
+const MAX_CURSOR_CHARS = 512;
 
 export interface PageRequest {
   limit?: number | undefined;
@@ -14,30 +19,53 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
+/**
+ * Which list a cursor belongs to: a cursor of one list (or one tenant) is refused by every
+ * other (docs/api.md, "Pagination"). `list` is the list's own stable name; a list nested under
+ * a resource names it too (`events:<raw service id>`), so one service's cursor does not page
+ * another's events.
+ */
+export interface CursorScope {
+  list: string;
+  tenantId: string;
+}
+
 /** Validates limit and cursor: the store query asks one row more than the page, to learn whether a next page exists. */
-export function pageQuery(request: PageRequest): { limit: number; before?: string } {
+export function pageQuery(request: PageRequest, scope: CursorScope): { limit: number; before?: string } {
   const limit = request.limit ?? DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
     throw invalid("limit", `must be an integer from 1 to ${MAX_LIMIT}`);
   }
   if (request.cursor === undefined) return { limit };
-  return { limit, before: decodeCursor(request.cursor) };
+  return { limit, before: decodeCursor(request.cursor, scope) };
 }
 
-/** Cursors are opaque to clients: base64url of the last row's id. */
-export function encodeCursor(rawId: string): string {
-  return Buffer.from(rawId, "latin1").toString("base64url");
+/**
+ * Cursors are opaque to clients: base64url of `c1|<list>|<tenant id>|<last row's id>`. The
+ * version tag lets the encoding change later without misreading an old cursor.
+ */
+export function encodeCursor(rawId: string, scope: CursorScope): string {
+  if (!LIST_NAME.test(scope.list)) throw new Error(`not a list name: ${scope.list}`);
+  return Buffer.from(`${CURSOR_VERSION}|${scope.list}|${scope.tenantId}|${rawId}`, "latin1").toString("base64url");
 }
 
-function decodeCursor(cursor: string): string {
-  const raw = /^[A-Za-z0-9_-]{1,64}$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("latin1") : "";
-  if (!RAW_ID.test(raw)) throw invalid("cursor", "is not a cursor this API returned");
-  return raw;
+function decodeCursor(cursor: string, scope: CursorScope): string {
+  const text =
+    cursor.length <= MAX_CURSOR_CHARS && /^[A-Za-z0-9_-]+$/.test(cursor)
+      ? Buffer.from(cursor, "base64url").toString("latin1")
+      : "";
+  const [version, list, tenantId, rawId, ...rest] = text.split("|");
+  if (version !== CURSOR_VERSION || rest.length > 0 || !list || !tenantId || !rawId || !RAW_ID.test(rawId)) {
+    throw invalid("cursor", "is not a cursor this API returned");
+  }
+  if (list !== scope.list) throw invalid("cursor", "belongs to another list");
+  if (tenantId !== scope.tenantId) throw invalid("cursor", "belongs to another tenant");
+  return rawId;
 }
 
 /** Cuts the extra row off and turns it into the next cursor. */
-export function toPage<T extends { id: string }>(rows: T[], limit: number): Page<T> {
+export function toPage<T extends { id: string }>(rows: T[], limit: number, scope: CursorScope): Page<T> {
   if (rows.length <= limit) return { items: rows, nextCursor: null };
   const items = rows.slice(0, limit);
-  return { items, nextCursor: encodeCursor((items[items.length - 1] as T).id) };
+  return { items, nextCursor: encodeCursor((items[items.length - 1] as T).id, scope) };
 }

@@ -87,12 +87,13 @@ export function createServices(deps: ServiceDeps) {
   }
 
   async function listServices(principal: Principal, request: PageRequest): Promise<Page<ServiceRecord>> {
-    const { limit, before } = pageQuery(request);
+    const scope = { list: "services", tenantId: principal.tenantId };
+    const { limit, before } = pageQuery(request, scope);
     const rows = await store.services.list(principal.tenantId, {
       limit: limit + 1,
       ...(before !== undefined && { before }),
     });
-    return toPage(rows, limit);
+    return toPage(rows, limit, scope);
   }
 
   /** 404 is decided before the body (SPEC §1 check order); `{}` changes nothing. */

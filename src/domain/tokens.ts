@@ -202,13 +202,14 @@ export function createTokens(deps: TokenDeps) {
     principal: Principal,
     request: PageRequest & { includeRevoked?: boolean },
   ): Promise<Page<TokenRecord>> {
-    const { limit, before } = pageQuery(request);
+    const scope = { list: "api_tokens", tenantId: principal.tenantId };
+    const { limit, before } = pageQuery(request, scope);
     const rows = await store.tokens.list(principal.tenantId, {
       limit: limit + 1,
       ...(before !== undefined && { before }),
       includeRevoked: request.includeRevoked ?? false,
     });
-    return toPage(rows, limit);
+    return toPage(rows, limit, scope);
   }
 
   async function revokeToken(principal: Principal, id: string): Promise<TokenRecord> {

@@ -166,12 +166,11 @@ describe("hostile query strings", () => {
     "cursor=%00",
     "cursor=%FF%FE",
     `cursor=${"A".repeat(5_000)}`,
+    // A bare row id in base64url: the cursor encoding before cursors named their list.
     "cursor=MDE5M2ExYjJjM2Q0ZTVmNjA3MTgyOTNhNGI1YzZkN2U",
   ];
   for (const path of lists) {
     for (const query of bad) {
-      // The last cursor is valid base64url of 32 hex: it must decode, so it is not in the 400 list.
-      if (query.startsWith("cursor=MDE5")) continue;
       test(`400 invalid_request for ${query.slice(0, 40)} on GET ${path}`, async () => {
         const reply = await world.request("GET", `${path}?${query}`);
         expect(reply.status).toBe(400);
@@ -200,11 +199,6 @@ describe("hostile query strings", () => {
       const reply = await world.request("GET", `/v1/services?${query}`);
       expect([query, reply.body.error.details.map((d: { field: string }) => d.field)]).toEqual([query, [field]]);
     }
-  });
-
-  test("a cursor that decodes to a well-formed id is accepted (200), even one this tenant never saw", async () => {
-    const reply = await world.request("GET", "/v1/services?cursor=MDE5M2ExYjJjM2Q0ZTVmNjA3MTgyOTNhNGI1YzZkN2U");
-    expect(reply.status).toBe(200);
   });
 
   test("unknown query parameters are ignored (cache busters)", async () => {
