@@ -41,3 +41,15 @@ export function isActiveOwner(token: TokenRecord, now: number): boolean {
     (token.expiresAt === null || token.expiresAt > now)
   );
 }
+
+/**
+ * What must remain after revoking `target` (docs/api.md, "The last owner token"), or null when
+ * revoking it cannot leave the tenant without an owner: another active owner read_write token
+ * and, when `target` never expires, another that never expires either, so that the tenant
+ * cannot be left with owners that all lapse. Stores evaluate it inside the revocation's
+ * transaction, under the lock that serializes revocations of one tenant.
+ */
+export function ownerToKeep(target: TokenRecord, now: number): { nonExpiring: boolean } | null {
+  if (!isActiveOwner(target, now)) return null;
+  return { nonExpiring: target.expiresAt === null };
+}

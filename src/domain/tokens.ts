@@ -222,7 +222,7 @@ export function createTokens(deps: TokenDeps) {
       case "last_owner":
         throw new DomainError(
           "last_owner_token",
-          "This is the tenant's last active owner read_write token; mint another before revoking it.",
+          "This is the tenant's last active owner read_write token (or its last one that does not expire); mint another before revoking it.",
         );
       case "revoked":
       case "already_revoked":

@@ -319,10 +319,31 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         expect((await store.tokens.revoke(tenant.id, expiresNow.id, NOW)).kind).toBe("revoked");
       });
 
-      test("an owner token that expires later still counts as active", async () => {
+      test("last_owner for the last owner token that does not expire while the remaining owners all expire", async () => {
         const { tenant, owner } = await seedTenant();
-        await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 1 });
+        const expiring = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 3_000 });
+        expect(await store.tokens.revoke(tenant.id, owner.id, NOW)).toEqual({ kind: "last_owner" });
+        expect((await store.tokens.get(tenant.id, owner.id))?.revokedAt).toBeNull();
+        // The expiring one may go: the permanent owner stays.
+        expect((await store.tokens.revoke(tenant.id, expiring.id, NOW)).kind).toBe("revoked");
+      });
+
+      test("a non-expiring owner token may be revoked while another non-expiring one stays", async () => {
+        const { tenant, owner } = await seedTenant();
+        await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 3_000 });
+        const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
         expect((await store.tokens.revoke(tenant.id, owner.id, NOW)).kind).toBe("revoked");
+        expect(await store.tokens.revoke(tenant.id, second.id, NOW)).toEqual({ kind: "last_owner" });
+      });
+
+      test("with no non-expiring owner at all, one active owner read_write token must still remain", async () => {
+        // A tenant from before the rule: its owners all expire; the older rule still holds.
+        const tenant = tenantRecord();
+        const first = tokenRecord(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + HOUR });
+        await store.createTenant(tenant, first);
+        const second = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 2 * HOUR });
+        expect((await store.tokens.revoke(tenant.id, first.id, NOW)).kind).toBe("revoked");
+        expect(await store.tokens.revoke(tenant.id, second.id, NOW)).toEqual({ kind: "last_owner" });
       });
 
       test("concurrent revocations of the last two owner tokens: exactly one succeeds", async () => {
@@ -342,6 +363,29 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         for (const round of rounds) {
           expect(round.kinds).toEqual(["last_owner", "revoked"]);
           expect(round.active).toBe(1);
+        }
+      });
+
+      test("concurrent revocations of the last two non-expiring owner tokens: exactly one succeeds", async () => {
+        const rounds = await Promise.all(
+          Array.from({ length: 5 }, async () => {
+            const { tenant, owner } = await seedTenant();
+            const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
+            await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + HOUR });
+            const outcomes = await Promise.all([
+              store.tokens.revoke(tenant.id, owner.id, NOW),
+              store.tokens.revoke(tenant.id, second.id, NOW),
+            ]);
+            const active = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: false });
+            return {
+              kinds: outcomes.map((o) => o.kind).sort(),
+              permanent: active.filter((t) => t.expiresAt === null).length,
+            };
+          }),
+        );
+        for (const round of rounds) {
+          expect(round.kinds).toEqual(["last_owner", "revoked"]);
+          expect(round.permanent).toBe(1);
         }
       });
 

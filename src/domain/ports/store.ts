@@ -22,7 +22,10 @@ export type RevokeOutcome =
   /** Already revoked: the record keeps its first revoked_at. */
   | { kind: "already_revoked"; record: TokenRecord }
   | { kind: "not_found" }
-  /** The target is the tenant's last active owner read_write token; nothing changed. */
+  /**
+   * Revoking the target would leave the tenant without an active owner read_write token, or
+   * without one that never expires (domain/access.ts `ownerToKeep`); nothing changed.
+   */
   | { kind: "last_owner" };
 
 export interface TokenRepo {
@@ -33,8 +36,9 @@ export interface TokenRepo {
   insert(record: TokenRecord): Promise<"ok" | "prefix_taken">;
   /**
    * Atomically: revoke unless already revoked, refusing (`last_owner`) when the target is
-   * active, owner and read_write and no other such token of the tenant is active at `now`.
-   * Concurrent revocations of the last two owner tokens cannot both succeed.
+   * active, owner and read_write and no other such token of the tenant is active at `now`, or
+   * when the target never expires and no other such token that never expires is active.
+   * Concurrent revocations of the last two (non-expiring) owner tokens cannot both succeed.
    */
   revoke(tenantId: string, id: string, now: number): Promise<RevokeOutcome>;
   /** Best-effort bookkeeping, called off the request path. */

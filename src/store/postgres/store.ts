@@ -6,7 +6,7 @@
 import { SQL as BunSQL } from "bun";
 import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
-import { isActiveOwner } from "../../domain/access.ts";
+import { ownerToKeep } from "../../domain/access.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, Store } from "../../domain/ports/store.ts";
 import { applyMigrations } from "../migrate.ts";
@@ -293,7 +293,8 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
               .where(and(eq(apiTokens.tenantId, tenantId), eq(apiTokens.id, id)));
             if (!target) return { kind: "not_found" };
             if (target.revokedAt !== null) return { kind: "already_revoked", record: target };
-            if (isActiveOwner(target, now)) {
+            const keep = ownerToKeep(target, now);
+            if (keep) {
               const others = await tx
                 .select({ id: apiTokens.id })
                 .from(apiTokens)
@@ -305,6 +306,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
                     eq(apiTokens.scope, "read_write"),
                     isNull(apiTokens.revokedAt),
                     or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
+                    keep.nonExpiring ? isNull(apiTokens.expiresAt) : undefined,
                   ),
                 )
                 .limit(1);

@@ -9,7 +9,7 @@
 import type { Database } from "bun:sqlite";
 import { and, type Column, desc, eq, gt, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
-import { isActiveOwner } from "../../domain/access.ts";
+import { ownerToKeep } from "../../domain/access.ts";
 import type {
   InsertEventResult,
   NewEvent,
@@ -197,11 +197,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
                 .get();
               if (!target) return { kind: "not_found" };
               if (target.revokedAt !== null) return { kind: "already_revoked", record: target };
-              if (isActiveOwner(target, now)) {
+              const keep = ownerToKeep(target, now);
+              if (keep) {
                 const other = tx
                   .select({ id: apiTokens.id })
                   .from(apiTokens)
-                  .where(and(eq(apiTokens.tenantId, tenantId), ne(apiTokens.id, id), activeOwnerCondition(now)))
+                  .where(
+                    and(
+                      eq(apiTokens.tenantId, tenantId),
+                      ne(apiTokens.id, id),
+                      activeOwnerCondition(now),
+                      keep.nonExpiring ? isNull(apiTokens.expiresAt) : undefined,
+                    ),
+                  )
                   .limit(1)
                   .get();
                 if (!other) return { kind: "last_owner" };
