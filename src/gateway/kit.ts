@@ -43,11 +43,8 @@ function decodeJsonObject(raw: Uint8Array): unknown {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw connectErrorFor("invalid_request", "The body must be a JSON object.");
   }
-  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
-    throw connectErrorFor("invalid_request", "The request is invalid.", [
-      { field: "body", message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` },
-    ]);
-  }
+  const problem = structuralProblem(value);
+  if (problem) throw connectErrorFor("invalid_request", "The request is invalid.", [problem]);
   return value;
 }
 
@@ -58,15 +55,27 @@ function decodeJsonObject(raw: Uint8Array): unknown {
  */
 const MAX_JSON_DEPTH = 32;
 
-function nestedDeeperThan(root: object, limit: number): boolean {
-  const stack: Array<[unknown, number]> = [[root, 1]];
+/**
+ * JSON.parse makes `"__proto__"` an own key, but the schema validator walks keys in a way
+ * that skips it, so it would be silently ignored; like any unknown field, it is a 400.
+ */
+const FORBIDDEN_KEY = "__proto__";
+
+/** The first reason to refuse a parsed body before schema validation, found iteratively. */
+function structuralProblem(root: object): { field: string; message: string } | null {
+  const stack: Array<[unknown, number, string]> = [[root, 1, ""]];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    const [value, depth] = next;
+    const [value, depth, path] = next;
     if (typeof value !== "object" || value === null) continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+    if (depth > MAX_JSON_DEPTH) {
+      return { field: "body", message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` };
+    }
+    if (Object.hasOwn(value, FORBIDDEN_KEY)) {
+      return { field: path ? `${path}.${FORBIDDEN_KEY}` : FORBIDDEN_KEY, message: "is not a known field" };
+    }
+    for (const [key, child] of Object.entries(value)) stack.push([child, depth + 1, path ? `${path}.${key}` : key]);
   }
-  return false;
+  return null;
 }
 
 async function bufferBody(ctx: HookContext): Promise<Buffered> {
