@@ -16,6 +16,7 @@ import { newTenantId, parseId, TENANT_ID } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import type { Store } from "./ports/store.ts";
+import { isRepresentableTime, MAX_TIME_TEXT } from "./time.ts";
 import {
   type Clock,
   PERMISSION_MODES,
@@ -147,8 +148,13 @@ export function createTokens(deps: TokenDeps) {
     if (!SCOPES.includes(scope)) issues.push({ field: "scope", message: "must be read_only or read_write" });
     const role = (input.role ?? "member") as Role;
     if (!ROLES.includes(role)) issues.push({ field: "role", message: "must be owner, admin or member" });
-    if (input.expiresAt != null && input.expiresAt <= now) {
-      issues.push({ field: "expires_at", message: "must be in the future" });
+    if (input.expiresAt != null) {
+      // Every transport lands here: REST, Connect and gRPC share this one range check.
+      if (!isRepresentableTime(input.expiresAt)) {
+        issues.push({ field: "expires_at", message: `must be a time no later than ${MAX_TIME_TEXT}` });
+      } else if (input.expiresAt <= now) {
+        issues.push({ field: "expires_at", message: "must be in the future" });
+      }
     }
     throwIfIssues(issues);
     return { name, scope, role };

@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampMs } from "@bufbuild/protobuf/wkt";
 import {
   type ApiTokenService,
   CreateApiTokenResponseSchema,
@@ -10,7 +9,7 @@ import {
 import type { Tokens } from "../domain/tokens.ts";
 import type { Logger } from "../logger.ts";
 import { principalOf } from "./context.ts";
-import { tokenMessage } from "./convert.ts";
+import { msOf, tokenMessage } from "./convert.ts";
 import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
 
@@ -22,7 +21,7 @@ export function createApiTokenServiceImpl(deps: { tokens: Tokens; logger: Logger
         name: req.name,
         scope: req.scope,
         role: req.role,
-        expiresAt: req.expiresAt ? timestampMs(req.expiresAt) : null,
+        expiresAt: req.expiresAt ? msOf(req.expiresAt) : null,
       });
       return create(CreateApiTokenResponseSchema, { apiToken: tokenMessage(record), token });
     }),

@@ -1,18 +1,35 @@
 /** Domain records → protobuf messages. Timestamps travel as google.protobuf.Timestamp. */
 import { create } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { type ApiToken, ApiTokenSchema } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { type Service, ServiceSchema } from "../../gen/intake/v1/services_pb.ts";
 import { type Tenant, TenantSchema } from "../../gen/intake/v1/tenant_pb.ts";
 import { formatId } from "../domain/ids.ts";
+import { isRepresentableTime } from "../domain/time.ts";
 import type { ServiceRecord, TenantRecord, TokenRecord } from "../domain/types.ts";
 
+/**
+ * Every timestamp of a response is built here. One the encoders cannot write (a row stored
+ * before the domain's range check) fails inside the method, where rpcMethod turns it into
+ * the fixed internal_error, instead of inside connect-es's serializer, whose error would
+ * carry protobuf-es's own message to the caller.
+ */
 export function ts(ms: number): Timestamp {
+  if (!isRepresentableTime(ms)) throw new RangeError(`timestamp out of range: ${ms}`);
   return timestampFromMs(ms);
 }
 
 function optionalTs(ms: number | null): Timestamp | undefined {
-  return ms === null ? undefined : timestampFromMs(ms);
+  return ms === null ? undefined : ts(ms);
+}
+
+/**
+ * A request's Timestamp → epoch ms. NaN for one protobuf calls invalid (nanos outside
+ * 0..999,999,999), which the domain's range check refuses with a 400 like any other bad time.
+ */
+export function msOf(value: Timestamp): number {
+  if (!Number.isInteger(value.nanos) || value.nanos < 0 || value.nanos > 999_999_999) return Number.NaN;
+  return timestampMs(value);
 }
 
 export function tokenMessage(record: TokenRecord): ApiToken {
