@@ -393,6 +393,37 @@ describe("409", () => {
     expectError(await world.request("DELETE", `/v1/api_tokens/${world.ownerTokenId}`), 409, "last_owner_token");
   });
 
+  test("409 last_owner_token when revoking the last owner token that does not expire while the other owners all expire", async () => {
+    world = await createWorld();
+    const expiresAt = new Date(world.clock.now() + 3_000).toISOString();
+    const shortLived = await world.mint({ name: "3s", scope: "read_write", role: "owner", expires_at: expiresAt });
+    expectError(
+      await world.request("DELETE", `/v1/api_tokens/${world.ownerTokenId}`, { token: shortLived.token }),
+      409,
+      "last_owner_token",
+    );
+    // At expiry the tenant still has its permanent owner.
+    world.clock.advance(3_000);
+    expect((await world.request("GET", "/v1/tenant", { token: shortLived.token })).status).toBe(401);
+    expect((await world.request("GET", "/v1/tenant")).status).toBe(200);
+  });
+
+  test("200 revoking an expiring owner token, or a permanent one while another permanent one exists", async () => {
+    world = await createWorld();
+    const expiresAt = new Date(world.clock.now() + 3_000).toISOString();
+    const shortLived = await world.mint({ name: "3s", scope: "read_write", role: "owner", expires_at: expiresAt });
+    const permanent = await world.mint({ name: "second", scope: "read_write", role: "owner" });
+    expect((await world.request("DELETE", `/v1/api_tokens/${world.ownerTokenId}`)).status).toBe(200);
+    expect((await world.request("DELETE", `/v1/api_tokens/${shortLived.id}`, { token: permanent.token })).status).toBe(
+      200,
+    );
+    expectError(
+      await world.request("DELETE", `/v1/api_tokens/${permanent.id}`, { token: permanent.token }),
+      409,
+      "last_owner_token",
+    );
+  });
+
   test("200 revoking an owner read_write token while another active one exists; then the last one is 409", async () => {
     world = await createWorld();
     const second = await world.mint({ name: "second", scope: "read_write", role: "owner" });
