@@ -48,5 +48,12 @@ export async function readCapped(request: Request, limit: number): Promise<Uint8
 /**
  * Elysia instance settings shared by every gateway plugin: `normalize: false` makes an
  * unknown body field a 400 (SPEC §1) instead of silently dropping it.
+ *
+ * `standardHostname: false`: by default Elysia looks for the path from the URL's 11th
+ * character (`url.indexOf("/", 11)`), assuming a host of at least four characters, so a
+ * `Host: api` request was routed by the wrong path (`/tenant` for `/v1/tenant`, and
+ * `/zz/v1/tenant` reached `/v1/tenant`). Off, it searches after `http://`. Intake's listener
+ * is plain HTTP (TLS ends in front of it), so every request URL starts with `http://`
+ * (docs/architecture.md, "Upstream reports").
  */
-export const ELYSIA_SETTINGS = { normalize: false } as const;
+export const ELYSIA_SETTINGS = { normalize: false, handler: { standardHostname: false } } as const;
