@@ -7,6 +7,16 @@ import { createApp } from "./app.ts";
 import type { Config, KeyMaterial } from "./config.ts";
 import type { Logger } from "./logger.ts";
 
+/**
+ * Bun's own body limit answers a bare 413 (no error body, no X-Request-Id) from the declared
+ * Content-Length, before any handler runs, so a large body to a bearer route got 413 before
+ * its 401. Every route that reads a body caps it itself while reading (management bodies,
+ * ingest, the Connect routers' readMaxBytes), after admission; a body nobody reads is
+ * discarded by Bun without being buffered. So Bun's limit is only a backstop: a
+ * Content-Length no real body has (docs/api.md, "Limits the HTTP layer enforces").
+ */
+export const MAX_REQUEST_BODY_SIZE = Number.MAX_SAFE_INTEGER;
+
 export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
   const app = await createApp({ config, keys, logger });
   const server = Bun.serve({
@@ -18,8 +28,7 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
     // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
     development: false,
     error: app.onEscapedError,
-    // The gateway enforces its own, smaller limits while reading.
-    maxRequestBodySize: Math.max(config.maxEventBytes, 64 * 1024) + 1024 * 1024,
+    maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
   });
   // INTAKE_GRPC_PORT=0 disables it; `grpc.port` is the bound port.
   const grpc = config.grpcPort === 0 ? null : await app.listenGrpc(config.grpcPort);
