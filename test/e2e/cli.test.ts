@@ -4,7 +4,7 @@
  * exits 0.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -120,6 +120,22 @@ describe("intake CLI end to end", () => {
     }
   });
 
+  test("a data dir Intake creates is 0700, its files 0600", () => {
+    const fresh = join(dataDir, "fresh", "data");
+    const child = Bun.spawnSync(["bun", "src/cli.ts", "bootstrap", "--tenant-name", "Fresh", "--json"], {
+      cwd: ROOT,
+      env: { ...env(), INTAKE_DATA_DIR: fresh },
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 30_000,
+    });
+    expect(child.exitCode).toBe(0);
+    const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+    expect([mode(join(dataDir, "fresh")), mode(fresh)]).toEqual(["700", "700"]);
+    for (const file of readdirSync(fresh)) expect([file, mode(join(fresh, file))]).toEqual([file, "600"]);
+    rmSync(join(dataDir, "fresh"), { recursive: true, force: true });
+  });
+
   test("bootstrap refuses DATABASE_URL=sqlite::memory: (the CLI cannot reach a server's memory)", () => {
     const child = Bun.spawnSync(["bun", "src/cli.ts", "bootstrap", "--tenant-name", "x", "--json"], {
       cwd: ROOT,
@@ -160,6 +176,23 @@ describe("intake CLI end to end", () => {
     afterAll(async () => {
       if (child.exitCode === null) child.kill("SIGKILL");
       await child.exited;
+    });
+
+    test("every file Intake created in the data dir is 0600: database, -wal, -shm and the keys", async () => {
+      // A write while serving, so that the WAL and its index exist now.
+      cli(["bootstrap", "--tenant-name", "Modes", "--json"]);
+      const files = readdirSync(dataDir).sort();
+      expect(files).toEqual(
+        expect.arrayContaining([
+          "intake.sqlite",
+          "intake.sqlite-shm",
+          "intake.sqlite-wal",
+          "secrets_key",
+          "token_pepper",
+        ]),
+      );
+      const modes = Object.fromEntries(files.map((f) => [f, (statSync(join(dataDir, f)).mode & 0o777).toString(8)]));
+      expect(modes).toEqual(Object.fromEntries(files.map((f) => [f, "600"])));
     });
 
     test("200 GET /v1/health over a real socket, with the INTAKE_BUILD version", async () => {

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DomainError } from "../../src/domain/errors.ts";
@@ -43,6 +43,49 @@ runStoreContract("sqlite file", async () => {
 });
 
 describe("sqlite store specifics", () => {
+  const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
+
+  /** With the usual umask (0022), under which SQLite alone would create these 0644. */
+  async function withUmask(run: () => Promise<void>): Promise<void> {
+    const previous = process.umask(0o022);
+    try {
+      await run();
+    } finally {
+      process.umask(previous);
+    }
+  }
+
+  test("the database file and its -wal and -shm are created 0600", async () => {
+    await withUmask(async () => {
+      const path = tempPath();
+      const store = createSqliteStore({ path });
+      try {
+        // migrate() wrote through the WAL: -wal and -shm exist while the store is open.
+        await store.migrate();
+        expect([path, `${path}-wal`, `${path}-shm`].map(mode)).toEqual(["600", "600", "600"]);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  test("a missing directory of the database file is created 0700", async () => {
+    await withUmask(async () => {
+      const path = join(dir, "private", "nested", "intake.sqlite");
+      const store = createSqliteStore({ path });
+      try {
+        await store.migrate();
+        expect([mode(join(dir, "private")), mode(join(dir, "private", "nested")), mode(path)]).toEqual([
+          "700",
+          "700",
+          "600",
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
   test("a file database is in WAL mode and what one store commits a new store on the file reads", async () => {
     const path = tempPath();
     const writer = createSqliteStore({ path });

@@ -4,6 +4,8 @@
  * one file behave alike; kept free of drizzle so the worker loads nothing it does not use.
  */
 import { Database } from "bun:sqlite";
+import { closeSync, constants, mkdirSync, openSync } from "node:fs";
+import { dirname } from "node:path";
 import { DomainError } from "../../domain/errors.ts";
 
 /**
@@ -38,10 +40,33 @@ export function mapError(error: unknown): unknown {
   return new DomainError("unavailable", "The store cannot be reached.", undefined, { cause: error });
 }
 
+/** Owner read/write only: the file holds token digests, sealed secrets and event payloads. */
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+
+/**
+ * Creates the database file, if it does not exist yet, with mode 0600 before SQLite opens it.
+ * SQLite would create it 0644 (under the usual umask); and it creates `-wal`, `-shm` and
+ * `-journal` later with the database file's own mode, so these follow without a process-wide
+ * umask (which would change every other file the process writes) or a chmod after each is
+ * created (docs/store.md, "File modes"). An existing file keeps the mode its owner gave it.
+ */
+function createPrivately(path: string): void {
+  if (path === ":memory:" || path === "" || path.startsWith("file:")) return;
+  try {
+    // A directory Intake creates for it is the owner's only, like the data dir of the keys.
+    mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
+    closeSync(openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, FILE_MODE));
+  } catch {
+    // It exists already, or cannot be created: SQLite's own open then reports that (unavailable).
+  }
+}
+
 /** Opens the file (or ":memory:"); throws SQLite's own error, which the caller maps. */
 export function openDatabase(path: string): Database {
   let client: Database | undefined;
   try {
+    createPrivately(path);
     client = new Database(path, { create: true, readwrite: true });
     // Set first so that the pragmas below wait for a lock held by another process (or our worker).
     client.exec("PRAGMA busy_timeout = 5000");
