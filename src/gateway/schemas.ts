@@ -35,7 +35,12 @@ export const CreateApiTokenBody = t.Object(
     scope: t.Optional(t.Union([t.Literal("read_only"), t.Literal("read_write")], { default: "read_only" })),
     role: t.Optional(t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")], { default: "member" })),
     expires_at: t.Optional(
-      t.Union([t.String({ description: "RFC 3339, any offset; must be in the future" }), t.Null()]),
+      t.Union([
+        t.String({
+          description: "RFC 3339, any offset; must be in the future and no later than 9999-12-31T23:59:59.999Z",
+        }),
+        t.Null(),
+      ]),
     ),
   },
   { additionalProperties: false },
@@ -114,7 +119,12 @@ const pageFields = {
   // Elysia checks a coerced query number's bounds on the value alone (the error has no path):
   // the title is how errors.ts names the parameter in `details`.
   limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 20, title: "limit" })),
-  cursor: t.Optional(t.String({ minLength: 1, description: "next_cursor of the previous page" })),
+  cursor: t.Optional(
+    t.String({
+      minLength: 1,
+      description: "next_cursor of the previous page of this same list (400 for another list's)",
+    }),
+  ),
 };
 
 // Unknown query parameters are ignored (cache busters and tracing params are common); unknown body fields are not.

@@ -112,6 +112,8 @@ export type CreateApiTokenRequest = Message<"intake.v1.CreateApiTokenRequest"> &
   role?: string | undefined;
 
   /**
+   * Unset: no expiry. Must be in the future and no later than 9999-12-31T23:59:59.999Z.
+   *
    * @generated from field: optional google.protobuf.Timestamp expires_at = 4;
    */
   expiresAt?: Timestamp | undefined;
@@ -194,6 +196,8 @@ export type ListApiTokensRequest = Message<"intake.v1.ListApiTokensRequest"> & {
   limit?: number | undefined;
 
   /**
+   * next_cursor of the previous page of this same list; another list\'s or tenant\'s is refused.
+   *
    * @generated from field: optional string cursor = 2;
    */
   cursor?: string | undefined;

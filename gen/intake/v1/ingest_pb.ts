@@ -135,6 +135,8 @@ export type ListEventsRequest = Message<"intake.v1.ListEventsRequest"> & {
   limit?: number | undefined;
 
   /**
+   * next_cursor of the previous page of this same list; another list\'s or tenant\'s is refused.
+   *
    * @generated from field: optional string cursor = 3;
    */
   cursor?: string | undefined;

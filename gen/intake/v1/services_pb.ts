@@ -164,6 +164,8 @@ export type ListServicesRequest = Message<"intake.v1.ListServicesRequest"> & {
   limit?: number | undefined;
 
   /**
+   * next_cursor of the previous page of this same list; another list\'s or tenant\'s is refused.
+   *
    * @generated from field: optional string cursor = 2;
    */
   cursor?: string | undefined;
