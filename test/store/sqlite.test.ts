@@ -69,23 +69,6 @@ describe("sqlite store specifics", () => {
     });
   });
 
-  test("a missing directory of the database file is created 0700", async () => {
-    await withUmask(async () => {
-      const path = join(dir, "private", "nested", "intake.sqlite");
-      const store = createSqliteStore({ path });
-      try {
-        await store.migrate();
-        expect([mode(join(dir, "private")), mode(join(dir, "private", "nested")), mode(path)]).toEqual([
-          "700",
-          "700",
-          "600",
-        ]);
-      } finally {
-        await store.close();
-      }
-    });
-  });
-
   test("a file database is in WAL mode and what one store commits a new store on the file reads", async () => {
     const path = tempPath();
     const writer = createSqliteStore({ path });

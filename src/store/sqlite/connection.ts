@@ -4,8 +4,7 @@
  * one file behave alike; kept free of drizzle so the worker loads nothing it does not use.
  */
 import { Database } from "bun:sqlite";
-import { closeSync, constants, mkdirSync, openSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, constants, openSync } from "node:fs";
 import { DomainError } from "../../domain/errors.ts";
 
 /**
@@ -42,7 +41,6 @@ export function mapError(error: unknown): unknown {
 
 /** Owner read/write only: the file holds token digests, sealed secrets and event payloads. */
 const FILE_MODE = 0o600;
-const DIR_MODE = 0o700;
 
 /**
  * Creates the database file, if it does not exist yet, with mode 0600 before SQLite opens it.
@@ -54,11 +52,10 @@ const DIR_MODE = 0o700;
 function createPrivately(path: string): void {
   if (path === ":memory:" || path === "" || path.startsWith("file:")) return;
   try {
-    // A directory Intake creates for it is the owner's only, like the data dir of the keys.
-    mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
     closeSync(openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, FILE_MODE));
   } catch {
-    // It exists already, or cannot be created: SQLite's own open then reports that (unavailable).
+    // It exists already, or cannot be created (a missing directory): SQLite's own open then
+    // reports that, as unavailable.
   }
 }
 
