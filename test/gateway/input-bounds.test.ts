@@ -96,6 +96,15 @@ describe("names are well-formed Unicode", () => {
     expect((await w.request("GET", "/v1/tenant")).body.name).toBe("Acme");
   });
 
+  test("400 invalid_request for a lone surrogate in POST /v1/setup's tenant_name", async () => {
+    const w = await open();
+    const reply = await w.request("POST", "/v1/setup", {
+      token: null,
+      body: { setup_code: `setup_${"A".repeat(43)}`, tenant_name: "ls\ud800" },
+    });
+    expect400(reply, "tenant_name");
+  });
+
   test("201 for a name with a surrogate pair (an emoji), echoed and stored alike", async () => {
     const w = await open();
     const created = await w.request("POST", "/v1/services", { body: { service_name: "ship \ud83d\ude80" } });
@@ -116,6 +125,12 @@ describe("__proto__ in a body", () => {
       '{"__proto__": null}',
     ],
     ["PATCH", "/v1/tenant", async () => "/v1/tenant", '{"name": "y", "__proto__": {"name": "z"}}'],
+    [
+      "POST",
+      "/v1/setup",
+      async () => "/v1/setup",
+      `{"setup_code": "setup_${"A".repeat(43)}", "tenant_name": "t", "__proto__": {}}`,
+    ],
   ];
   for (const [method, label, path, body] of routes) {
     test(`400 invalid_request naming __proto__ on ${method} ${label}`, async () => {
