@@ -74,13 +74,13 @@ describe("connect-json carries what binary cannot", () => {
     const tenant = createClient(TenantService, transport);
     for (const bad of ["ls\ud800", "ls\udfff"]) {
       for (const [call, field] of [
-        [services.createService({ serviceName: bad }, owner), "service_name"],
-        [tokens.createApiToken({ name: bad }, owner), "name"],
-        [tenant.updateTenant({ name: bad }, owner), "name"],
+        [() => services.createService({ serviceName: bad }, owner), "service_name"],
+        [() => tokens.createApiToken({ name: bad }, owner), "name"],
+        [() => tenant.updateTenant({ name: bad }, owner), "name"],
       ] as const) {
         // protobuf-es's JSON decoder already refuses them (invalid UTF-8), before the domain's
         // check: either way an invalid_argument, and nothing stored.
-        const result = await failure(call);
+        const result = await failure(call());
         expect([field, result.code]).toEqual([field, "invalid_argument"]);
       }
     }
@@ -107,8 +107,11 @@ describe("connect-json carries what binary cannot", () => {
     });
     for (const transport of ["connect-json", "connect-binary", "grpc"] as const) {
       const tokens = createClient(ApiTokenService, transportFor(served, transport));
-      for (const call of [tokens.listApiTokens({}, owner), tokens.getApiToken({ id: `tok_${id}` }, owner)]) {
-        const result = await failure(call);
+      for (const call of [
+        () => tokens.listApiTokens({}, owner),
+        () => tokens.getApiToken({ id: `tok_${id}` }, owner),
+      ]) {
+        const result = await failure(call());
         expect([transport, result]).toEqual([
           transport,
           { code: "internal", restCode: "internal_error", message: INTERNAL_MESSAGE, fields: [] },
