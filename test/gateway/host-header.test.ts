@@ -54,6 +54,12 @@ describe("a short Host header", () => {
     });
   }
 
+  test("200 GET /openapi.json and the /v1/health probe with Host: a", async () => {
+    for (const path of ["openapi.json", "v1/health"]) {
+      expect([path, (await fetch(`${server.url}${path}`, { headers: { host: "a" } })).status]).toEqual([path, 200]);
+    }
+  });
+
   test("200 on the Connect route and 401 invalid_signature on ingest with Host: api", async () => {
     const connect = await fetch(`${server.url}intake.v1.TenantService/GetTenant`, {
       method: "POST",
