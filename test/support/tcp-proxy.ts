@@ -1,8 +1,15 @@
 /**
  * A TCP forwarder on 127.0.0.1 for outage tests: clients connect to `port`, each connection
- * is piped to the upstream. `cut()` drops every connection and stops listening (what a
- * crashed or partitioned Redis looks like to its clients); `restore()` listens again on the
- * same port. Real sockets both ways: nothing is simulated above TCP.
+ * is piped to the upstream. Real sockets both ways: nothing is simulated above TCP.
+ *
+ * - `cut()` drops every connection and stops listening: what a crashed server looks like
+ *   (clients see the close, new connections are refused).
+ * - `blackhole()` is a silent partition: every connection stays open, no FIN or RST goes
+ *   either way, but no byte gets through in either direction; new connections are accepted
+ *   (as a kernel's backlog would) and hear nothing. Only a client-side timeout notices.
+ * - `restore()` ends either. After a blackhole it ends the connections that lived through it
+ *   (their byte streams now have gaps, as if the peers' retransmissions had given up), so
+ *   each side sees a close and a fresh connection works again.
  */
 import type { Socket, TCPSocketListener } from "bun";
 
@@ -17,6 +24,8 @@ interface Pair {
   toClient: Side;
   toUpstream: Side;
   closed: boolean;
+  /** Opened or caught by a blackhole: carries nothing, is ended by restore(). */
+  held: boolean;
 }
 
 interface UpstreamData {
@@ -50,12 +59,15 @@ export interface TcpProxy {
   /** Connections currently open through the proxy. */
   connections(): number;
   cut(): void;
+  /** Silent partition: connections stay open, bytes are dropped both ways, no close is sent. */
+  blackhole(): void;
   restore(): Promise<void>;
   close(): void;
 }
 
 export async function startTcpProxy(upstream: { hostname: string; port: number }): Promise<TcpProxy> {
   const pairs = new Set<Pair>();
+  let silent = false;
 
   const closePair = (pair: Pair) => {
     if (pair.closed) return;
@@ -77,9 +89,12 @@ export async function startTcpProxy(upstream: { hostname: string; port: number }
             toClient: { queue: [] },
             toUpstream: { queue: [] },
             closed: false,
+            held: silent,
           };
           client.data = pair;
           pairs.add(pair);
+          // Partitioned: the client's bytes never reach the server, so no upstream at all.
+          if (silent) return;
           Bun.connect<UpstreamData>({
             hostname: upstream.hostname,
             port: upstream.port,
@@ -94,35 +109,36 @@ export async function startTcpProxy(upstream: { hostname: string; port: number }
                 flush(socket, pair.toUpstream);
               },
               data(_socket, bytes) {
-                if (!pair.closed) send(client, pair.toClient, bytes);
+                if (!pair.closed && !pair.held) send(client, pair.toClient, bytes);
               },
               drain(socket) {
-                flush(socket, pair.toUpstream);
+                if (!pair.held) flush(socket, pair.toUpstream);
               },
+              // A close during a partition does not reach the other side either.
               close() {
-                closePair(pair);
+                if (!pair.held) closePair(pair);
               },
               error() {
-                closePair(pair);
+                if (!pair.held) closePair(pair);
               },
             },
           }).catch(() => closePair(pair));
         },
         data(client, bytes) {
           const pair = client.data;
-          if (pair.closed) return;
+          if (pair.closed || pair.held) return;
           // Until the upstream is connected, queue; `open` above flushes.
           if (pair.upstream === null) pair.toUpstream.queue.push(bytes.slice());
           else send(pair.upstream, pair.toUpstream, bytes);
         },
         drain(client) {
-          flush(client, client.data.toClient);
+          if (!client.data.held) flush(client, client.data.toClient);
         },
         close(client) {
-          closePair(client.data);
+          if (!client.data.held) closePair(client.data);
         },
         error(client) {
-          closePair(client.data);
+          if (!client.data.held) closePair(client.data);
         },
       },
     });
@@ -131,6 +147,7 @@ export async function startTcpProxy(upstream: { hostname: string; port: number }
   const port = listener.port;
 
   const cut = () => {
+    silent = false;
     listener?.stop(true);
     listener = null;
     for (const pair of [...pairs]) closePair(pair);
@@ -140,7 +157,20 @@ export async function startTcpProxy(upstream: { hostname: string; port: number }
     port,
     connections: () => pairs.size,
     cut,
+    blackhole() {
+      silent = true;
+      for (const pair of pairs) {
+        pair.held = true;
+        // Whatever was still queued is lost with the partition.
+        pair.toClient.queue = [];
+        pair.toUpstream.queue = [];
+      }
+    },
     async restore() {
+      if (silent) {
+        silent = false;
+        for (const pair of [...pairs]) if (pair.held) closePair(pair);
+      }
       if (listener) return;
       // The port was ours a moment ago; a rebind can still fail briefly, so retry (bounded).
       const deadline = Date.now() + 5_000;
