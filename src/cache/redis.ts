@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { Redis, type RedisOptions } from "ioredis";
 import type { Cache, CacheNamespace, NamespaceOptions } from "../domain/ports/cache.ts";
 import { noopObserver, type Observer } from "../domain/ports/observer.ts";
@@ -25,6 +25,13 @@ export interface RedisCacheOptions {
   tombstoneTtlMs?: number;
   /** Counts lookups (`intake_cache_lookups_total`), as memory.ts `lookupCounter` describes. */
   observer?: Observer;
+  /**
+   * No entry is served longer than this after its `load` started (the store read), in either
+   * tier: the age travels into Redis as the key's expiry and back out of it. It bounds how
+   * long any instance can serve a value after its invalidation, whatever the network does;
+   * an `invalidate` that cannot confirm resolves only once this much time has passed.
+   */
+  maxAgeMs?: number;
 }
 
 export interface RedisCacheStats {
@@ -52,6 +59,18 @@ const TOMBSTONE = "!invalidated";
  * read the store before a mutation must not put the old value back after the mutation's
  * invalidate. Returns 1 stored, 0 a value was already there, -1 a tombstone was there.
  */
+/**
+ * The value and its remaining life (PTTL) in one atomic step: the remaining life is what keeps
+ * a value read from Redis from living longer in this process than it may anywhere.
+ */
+const READ_SCRIPT = `
+local value = redis.call('GET', KEYS[1])
+if not value then return nil end
+return {value, redis.call('PTTL', KEYS[1])}
+`;
+
+const READ_SHA = createHash("sha1").update(READ_SCRIPT).digest("hex");
+
 const FILL_SCRIPT = `
 local current = redis.call('GET', KEYS[1])
 if current == ARGV[3] then return -1 end
@@ -116,6 +135,7 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
   const commandTimeoutMs = options.commandTimeoutMs ?? 500;
   const ackTimeoutMs = options.ackTimeoutMs ?? 1_000;
   const tombstoneTtlMs = options.tombstoneTtlMs ?? 10_000;
+  const maxAgeMs = options.maxAgeMs ?? 2_000;
   const now = options.now ?? Date.now;
   const { logger } = options;
 
@@ -193,9 +213,13 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
 
   subscriber.on("close", () => {
     if (subscribed && !closed)
-      warn("cache: invalidation channel lost; in-process entries are unconfirmed until it is back", { l1TtlMs });
+      warn("cache: invalidation channel lost; serving without the in-process tier until it is back", { maxAgeMs });
     subscribed = false;
     subscriberEpoch += 1;
+    // Deaf: an invalidation sent now would not reach us, and its sender (which no longer
+    // counts us as a receiver) would answer at once. So nothing is served from this process
+    // until the channel is back (see `peek`), and what it held is useless: drop it.
+    for (const { local } of namespaces.values()) local.clear();
   });
 
   let firstSubscription: () => void = () => {};
@@ -254,14 +278,17 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
     }
   };
 
-  /** Tombstone + publish, then (when we can hear them) wait for every receiver's ack. */
-  const broadcast = async (ns: string, key: string, waitForAcks: boolean): Promise<void> => {
+  /**
+   * Tombstone + publish, then (when we can hear them) wait for every receiver's ack. True
+   * only when every instance Redis delivered the message to confirmed it dropped the key.
+   */
+  const broadcast = async (ns: string, key: string, waitForAcks: boolean): Promise<boolean> => {
     const redisKey = `${prefix}:${ns}:${key}`;
-    if (closed) return;
+    if (closed) return true;
     if (!commandReady()) {
       remember(redisKey, ns, key);
       failed("invalidate", new Error(`connection is ${command.status}`), ns);
-      return;
+      return false;
     }
     const id = randomUUID();
     const message: InvalidationMessage = { id, from: instanceId, ns, key };
@@ -298,22 +325,23 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
       const publishError = results?.[1]?.[0];
       if (!results || setError || publishError) throw setError ?? publishError ?? new Error("pipeline discarded");
       const receivers = results[1]?.[1];
-      if (waiter && acked) {
-        waiter.expected = typeof receivers === "number" ? receivers : 0;
-        if (waiter.acks >= waiter.expected) waiter.done();
-        if (!(await acked)) {
-          stats.ackTimeouts += 1;
-          warn("cache: invalidation not confirmed by every instance in time", {
-            namespace: ns,
-            expected: waiter.expected,
-            confirmed: waiter.acks,
-          });
-        }
-      }
+      // Without our own subscription the acknowledgements cannot reach us: unconfirmed.
+      if (!waiter || !acked) return !waitForAcks;
+      waiter.expected = typeof receivers === "number" ? receivers : 0;
+      if (waiter.acks >= waiter.expected) waiter.done();
+      if (await acked) return true;
+      stats.ackTimeouts += 1;
+      warn("cache: invalidation not confirmed by every instance in time", {
+        namespace: ns,
+        expected: waiter.expected,
+        confirmed: waiter.acks,
+      });
+      return false;
     } catch (error) {
       waiter?.done();
       remember(redisKey, ns, key);
       failed("invalidate", error, ns);
+      return false;
     }
   };
 
@@ -326,14 +354,22 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
     for (const { ns, key } of pending) void broadcast(ns, key, false);
   });
 
-  const l2Get = async (redisKey: string, ns: string): Promise<string | null | undefined> => {
+  /** The raw value and its remaining life in ms; null: no key; undefined: Redis failed. */
+  const l2Get = async (redisKey: string, ns: string): Promise<{ raw: string; pttl: number } | null | undefined> => {
     if (closed) return undefined;
     if (!commandReady()) {
       failed("get", new Error(`connection is ${command.status}`), ns);
       return undefined;
     }
     try {
-      return await command.get(redisKey);
+      const reply = (await command.evalsha(READ_SHA, 1, redisKey).catch((error: unknown) => {
+        // NOSCRIPT after a Redis restart or failover: load it again by sending it whole.
+        if (error instanceof Error && error.message.startsWith("NOSCRIPT"))
+          return command.eval(READ_SCRIPT, 1, redisKey);
+        throw error;
+      })) as [string, number] | null;
+      if (reply === null) return null;
+      return { raw: reply[0], pttl: reply[1] };
     } catch (error) {
       failed("get", error, ns);
       return undefined;
@@ -359,44 +395,68 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
     const localTtl = (value: V | null) => Math.min(sharedTtl(value), l1TtlMs);
     const counted = lookupCounter(options.observer ?? noopObserver, name);
 
+    /**
+     * How long this process may keep a value that must be gone by `deadline` (epoch ms on
+     * `now`): 0 while the invalidation channel is down, since we would not hear one.
+     */
+    const keepFor = (value: V | null, deadline: number) =>
+      subscribed ? Math.max(0, Math.min(localTtl(value), deadline - now())) : 0;
+
     const fillFromShared = async (key: string, load: () => Promise<V | null>) => {
       const redisKey = `${prefix}:${name}:${key}`;
-      const raw = await l2Get(redisKey, name);
-      if (typeof raw === "string" && raw !== TOMBSTONE) {
+      const asked = now();
+      const shared = await l2Get(redisKey, name);
+      const raw = shared?.raw;
+      if (shared && raw !== TOMBSTONE) {
         try {
-          const value = JSON.parse(raw) as V | null;
+          const value = JSON.parse(shared.raw) as V | null;
           counted.shared();
-          return { value, ttlMs: localTtl(value) };
+          // Redis counted the key's remaining life at some instant after `asked`: ending it at
+          // asked + pttl here never outlives the copy in Redis, so refilling from the shared
+          // tier cannot stretch an entry's age past maxAgeMs.
+          return { value, ttlMs: keepFor(value, asked + shared.pttl) };
         } catch (error) {
           failed("decode", error, name);
         }
       }
       counted.miss();
+      const loadStarted = now();
+      const deadline = loadStarted + maxAgeMs;
       const loaded = await load();
       const json = JSON.stringify(loaded ?? null);
       // Every instance hands out the JSON form, whether it loaded the value or read it from
       // Redis, so a value that does not survive JSON shows up on the first call.
       const value = JSON.parse(json) as V | null;
       let keep = true;
-      if (raw !== undefined && sharedTtl(value) > 0) {
-        const outcome = await l2Fill(redisKey, json, sharedTtl(value), name);
+      const remaining = Math.min(sharedTtl(value), deadline - now());
+      if (shared !== undefined && remaining > 0) {
+        const outcome = await l2Fill(redisKey, json, remaining, name);
         // A tombstone that appeared during our load: an invalidation overtook us, so what we
         // loaded may predate it. Hand it to our callers, but do not keep it.
         if (outcome === -1 && raw !== TOMBSTONE) keep = false;
       }
-      return { value, ttlMs: keep ? localTtl(value) : 0 };
+      return { value, ttlMs: keep ? keepFor(value, deadline) : 0 };
     };
 
     const view: CacheNamespace<V> = {
-      peek: (key) => counted.local(local.peek(key)),
+      // Deaf (channel down), nothing is served from process: see the "close" handler.
+      peek: (key) => (subscribed ? counted.local(local.peek(key)) : undefined),
       getOrLoad(key, load) {
-        const hit = counted.local(local.peek(key));
+        const hit = subscribed ? counted.local(local.peek(key)) : undefined;
         if (hit !== undefined) return Promise.resolve(hit);
         return local.fill(key, () => fillFromShared(key, load));
       },
       async invalidate(key) {
+        // Called after the store committed, so from here on every load reads the new state.
+        const committed = Date.now();
         local.drop(key);
-        await broadcast(name, key, true);
+        if (await broadcast(name, key, true)) return;
+        // Some instance may not have heard us. None serves an entry older than maxAgeMs, and
+        // any entry it holds was loaded before the commit: once maxAgeMs has passed since the
+        // commit, every instance refuses the old value. Answering earlier would be a lie
+        // (docs/cache.md, "When an invalidation cannot be confirmed").
+        const wait = committed + maxAgeMs - Date.now();
+        if (wait > 0 && !closed) await Bun.sleep(wait);
       },
     };
     return {

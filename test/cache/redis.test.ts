@@ -4,6 +4,7 @@ import { Redis } from "ioredis";
 import { createRedisCache, type RedisCache, type RedisCacheOptions } from "../../src/cache/redis.ts";
 import { createLogger, silentLogger } from "../../src/logger.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { counter, createClock, deferred, lookupRecorder, runCacheContract } from "./cache-contract.ts";
 
 const ok = await serviceAvailable("redis");
@@ -114,15 +115,40 @@ describe.skipIf(!ok)("redis cache", () => {
     expect(ttl).toBeLessThanOrEqual(OPTIONS.negativeTtlMs);
   });
 
-  test("the Redis key is prefix:namespace:key, JSON, expiring after ttlMs", async () => {
+  test("the Redis key is prefix:namespace:key, JSON, expiring maxAgeMs after its load started (ttlMs if shorter)", async () => {
     const keyPrefix = newPrefix();
-    const a = (await make({ keyPrefix })).namespace<Token>("tokens", OPTIONS);
-    await a.getOrLoad("d1", async () => ({ id: "tok_1", scope: "read_only" }));
+    const a = (await make({ keyPrefix, maxAgeMs: 10_000 })).namespace<Token>("tokens", OPTIONS);
+    await a.getOrLoad("d1", async () => {
+      await Bun.sleep(300);
+      return { id: "tok_1", scope: "read_only" };
+    });
     const key = `${keyPrefix}:tokens:d1`;
     expect(JSON.parse(String(await adminClient().get(key)))).toEqual({ id: "tok_1", scope: "read_only" });
     const ttl = await adminClient().pttl(key);
-    expect(ttl).toBeGreaterThan(OPTIONS.ttlMs - 5_000);
-    expect(ttl).toBeLessThanOrEqual(OPTIONS.ttlMs);
+    // The 300 ms the load took count against the entry's life.
+    expect(ttl).toBeGreaterThan(5_000);
+    expect(ttl).toBeLessThanOrEqual(9_700);
+    const short = (await make({ keyPrefix, maxAgeMs: 10_000 })).namespace<Token>("short", { ...OPTIONS, ttlMs: 3_000 });
+    await short.getOrLoad("d1", async () => ({ id: "tok_1", scope: "read_only" }));
+    expect(await adminClient().pttl(`${keyPrefix}:short:d1`)).toBeLessThanOrEqual(3_000);
+  });
+
+  test("an entry read back from Redis lives in L1 only as long as it still lives in Redis: refilling never extends its age", async () => {
+    const keyPrefix = newPrefix();
+    const a = (await make({ keyPrefix, maxAgeMs: 1_500 })).namespace<Token>("tokens", OPTIONS);
+    const b = (await make({ keyPrefix, maxAgeMs: 1_500 })).namespace<Token>("tokens", OPTIONS);
+    await a.getOrLoad("d1", async () => ({ id: "tok_1", scope: "read_only" }));
+    await Bun.sleep(1_000);
+    const loader = counter<Token>(() => ({ id: "tok_1", scope: "from_load" }));
+    expect(await b.getOrLoad("d1", loader.load)).toEqual({ id: "tok_1", scope: "read_only" });
+    expect(loader.calls).toBe(0);
+    expect(b.peek("d1")).toEqual({ id: "tok_1", scope: "read_only" });
+    // A's load started 1.5 s ago by now: neither tier may still hold it.
+    await Bun.sleep(600);
+    expect(a.peek("d1")).toBeUndefined();
+    expect(b.peek("d1")).toBeUndefined();
+    expect(await b.getOrLoad("d1", loader.load)).toEqual({ id: "tok_1", scope: "from_load" });
+    expect(loader.calls).toBe(1);
   });
 
   test("a hot key held in L1 is answered without a Redis round trip", async () => {
@@ -240,29 +266,34 @@ describe.skipIf(!ok)("redis cache", () => {
     });
   });
 
-  test("invalidate waits for every subscribed instance's acknowledgement, but no longer than ackTimeoutMs", async () => {
+  test("an invalidation a subscribed instance does not acknowledge within ackTimeoutMs resolves only once maxAgeMs has passed", async () => {
     const keyPrefix = newPrefix();
     // A subscriber that hears invalidations and never acknowledges: a wedged instance.
     const deaf = new Redis(TEST_REDIS_URL);
     try {
       await deaf.subscribe(`${keyPrefix}:invalidate`);
-      const cache = await make({ keyPrefix, ackTimeoutMs: 200 });
+      const cache = await make({ keyPrefix, ackTimeoutMs: 200, maxAgeMs: 700 });
       const a = cache.namespace<Token>("tokens", OPTIONS);
       const started = performance.now();
       await a.invalidate("d1");
       const elapsed = performance.now() - started;
-      expect(elapsed).toBeGreaterThanOrEqual(190);
-      expect(elapsed).toBeLessThan(1_000);
+      // By then no instance can hold an entry loaded before the call: they all expire at maxAgeMs.
+      expect(elapsed).toBeGreaterThanOrEqual(690);
+      expect(elapsed).toBeLessThan(2_000);
       expect(cache.stats().ackTimeouts).toBe(1);
     } finally {
       deaf.disconnect();
     }
   });
 
-  test("Redis unreachable: getOrLoad returns the loaded value (kept in L1), invalidate resolves fast, errors counted, no key or value logged", async () => {
+  test("Redis unreachable: getOrLoad loads (nothing kept in process while deaf), invalidate resolves after maxAgeMs, errors counted, no key or value logged", async () => {
     const lines: string[] = [];
     const started = performance.now();
-    const cache = await make({ url: "redis://127.0.0.1:1", logger: createLogger((line) => lines.push(line)) });
+    const cache = await make({
+      url: "redis://127.0.0.1:1",
+      maxAgeMs: 400,
+      logger: createLogger((line) => lines.push(line)),
+    });
     expect(performance.now() - started).toBeLessThan(3_000);
     const tokens = cache.namespace<Token>("tokens", OPTIONS);
     const loader = counter<Token>(() => ({ id: "tok_secretish", scope: "value-marker" }));
@@ -274,10 +305,14 @@ describe.skipIf(!ok)("redis cache", () => {
       id: "tok_secretish",
       scope: "value-marker",
     });
-    expect(loader.calls).toBe(1);
+    // Another instance's revocation could not reach this one: every lookup reads the store.
+    expect(loader.calls).toBe(2);
+    expect(tokens.peek("digest-marker")).toBeUndefined();
     const invalidating = performance.now();
     await tokens.invalidate("digest-marker");
-    expect(performance.now() - invalidating).toBeLessThan(500);
+    const took = performance.now() - invalidating;
+    expect(took).toBeGreaterThanOrEqual(390);
+    expect(took).toBeLessThan(1_500);
     expect(tokens.peek("digest-marker")).toBeUndefined();
     expect(cache.stats().redisErrors).toBeGreaterThan(0);
     expect(lines.length).toBeGreaterThan(0);
@@ -287,10 +322,32 @@ describe.skipIf(!ok)("redis cache", () => {
     expect(log).not.toContain("tok_secretish");
   });
 
+  test("while the invalidation channel is down nothing is served from process, not even what was loaded before", async () => {
+    const upstream = new URL(TEST_REDIS_URL);
+    const proxy = await startTcpProxy({ hostname: upstream.hostname, port: Number(upstream.port || 6379) });
+    try {
+      const cache = await make({ url: `redis://127.0.0.1:${proxy.port}`, maxAgeMs: 60_000 });
+      const tokens = cache.namespace<Token>("tokens", OPTIONS);
+      await tokens.getOrLoad("held", async () => ({ id: "tok_1", scope: "read_only" }));
+      expect(tokens.peek("held")).toBeDefined();
+      proxy.cut();
+      // A revoking instance would no longer count this one as a receiver and answer at once:
+      // this one must stop answering from its process tier as soon as it knows it is deaf.
+      await eventually(() => tokens.peek("held") === undefined);
+      const loader = counter<Token>(() => ({ id: "tok_1", scope: "from_load" }));
+      expect(await tokens.getOrLoad("held", loader.load)).toEqual({ id: "tok_1", scope: "from_load" });
+      expect(await tokens.getOrLoad("held", loader.load)).toEqual({ id: "tok_1", scope: "from_load" });
+      expect(loader.calls).toBe(2);
+      expect(tokens.peek("held")).toBeUndefined();
+    } finally {
+      proxy.close();
+    }
+  });
+
   test("Redis connections dropped mid-run: the cache keeps serving, and clears all of L1 once resubscribed", async () => {
     const keyPrefix = newPrefix();
     const lines: string[] = [];
-    const cache = await make({ keyPrefix, logger: createLogger((line) => lines.push(line)) });
+    const cache = await make({ keyPrefix, maxAgeMs: 20_000, logger: createLogger((line) => lines.push(line)) });
     const tokens = cache.namespace<Token>("tokens", OPTIONS);
     await tokens.getOrLoad("held", async () => ({ id: "tok_1", scope: "value-marker" }));
     const resetsBefore = cache.stats().l1Resets;
@@ -298,11 +355,10 @@ describe.skipIf(!ok)("redis cache", () => {
     expect(ids.length).toBe(2);
     for (const id of ids) await adminClient().call("CLIENT", "KILL", "ID", id);
 
-    // Serving goes on whatever the connection state: from L1, from Redis, or from load.
     const unreachableLoad = async (): Promise<Token | null> => {
       throw new Error("held must be served from a cache");
     };
-    expect(await tokens.getOrLoad("held", unreachableLoad)).toEqual({ id: "tok_1", scope: "value-marker" });
+    // Serving goes on whatever the connection state: from Redis, or from load.
     expect(await tokens.getOrLoad("new", async () => ({ id: "tok_2", scope: "read_only" }))).toEqual({
       id: "tok_2",
       scope: "read_only",
@@ -321,12 +377,13 @@ describe.skipIf(!ok)("redis cache", () => {
 
   test("an invalidation issued while the command connection is down is replayed once it is back", async () => {
     const keyPrefix = newPrefix();
-    // L1 outlives the test, so only the replayed broadcast can empty B's.
-    const a = await make({ keyPrefix, l1TtlMs: 60_000 });
+    // B's L1 outlives the test, so only the replayed broadcast can empty it. A's maxAgeMs is
+    // what its unconfirmed invalidate waits out.
+    const a = await make({ keyPrefix, l1TtlMs: 60_000, maxAgeMs: 1_500 });
     const commandName = `${keyPrefix}:cache`;
     const [commandId] = await clientIds(adminClient(), (name) => name === commandName);
     const aTokens = a.namespace<Token>("tokens", OPTIONS);
-    const b = (await make({ keyPrefix, l1TtlMs: 60_000 })).namespace<Token>("tokens", OPTIONS);
+    const b = (await make({ keyPrefix, l1TtlMs: 60_000, maxAgeMs: 60_000 })).namespace<Token>("tokens", OPTIONS);
     await aTokens.getOrLoad("d1", async () => ({ id: "tok_1", scope: "read_write" }));
     await b.getOrLoad("d1", async () => ({ id: "tok_1", scope: "read_write" }));
     expect(commandId).toBeDefined();
