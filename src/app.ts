@@ -37,7 +37,10 @@ export interface AppOptions {
 export async function openStore(config: Config): Promise<Store> {
   const store =
     config.database.kind === "postgres"
-      ? (await import("./store/postgres/store.ts")).createPostgresStore({ url: config.database.url })
+      ? (await import("./store/postgres/store.ts")).createPostgresStore({
+          url: config.database.url,
+          timeoutMs: config.databaseTimeoutMs,
+        })
       : (await import("./store/sqlite/store.ts")).createSqliteStore({ path: config.database.path });
   await store.migrate();
   return store;
@@ -49,6 +52,7 @@ async function openCache(config: Config, logger: Logger, clock: Clock, observer:
     return createRedisCache({
       url: config.redisUrl,
       keyPrefix: config.redisKeyPrefix,
+      maxAgeMs: config.cacheMaxAgeMs,
       logger,
       now: () => clock.now(),
       observer,

@@ -45,6 +45,16 @@ export interface Config {
   /** INTAKE_LOG_LEVEL. */
   logLevel: LogLevel;
   version: string;
+  /**
+   * INTAKE_DATABASE_TIMEOUT_MS: bound on every PostgreSQL call (connect, statement,
+   * transaction); past it the call is a 503 and the pool is replaced (docs/store.md).
+   */
+  databaseTimeoutMs: number;
+  /**
+   * INTAKE_CACHE_MAX_AGE_MS (Redis cache): no cached entry is served longer than this after
+   * it was read from the store, whatever the network does (docs/cache.md).
+   */
+  cacheMaxAgeMs: number;
 }
 
 export interface KeyMaterial {
@@ -177,6 +187,8 @@ export function parseConfig(env: Env): Config {
     accessLog: flag("INTAKE_ACCESS_LOG", false),
     logLevel: logLevel ?? "info",
     version: version(env),
+    databaseTimeoutMs: integer(env, "INTAKE_DATABASE_TIMEOUT_MS", 5000, 100, 600_000, problems),
+    cacheMaxAgeMs: integer(env, "INTAKE_CACHE_MAX_AGE_MS", 2000, 100, 60_000, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -11,6 +11,7 @@ import { DomainError } from "../../domain/errors.ts";
 import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, Store } from "../../domain/ports/store.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
+import { withoutValues } from "../query-errors.ts";
 import { apiTokens, events, services, setupCodes, tenants } from "./schema.ts";
 
 export interface PostgresStoreOptions {
@@ -18,19 +19,21 @@ export interface PostgresStoreOptions {
   url: string;
   /** Pool size; Bun's default (10) when omitted. */
   max?: number;
+  /**
+   * Bound on every store call (waiting for a connection, connecting, every statement, a
+   * whole transaction): past it the call rejects as `unavailable` and the pool is replaced.
+   * INTAKE_DATABASE_TIMEOUT_MS; default 5000. Migrations are not bounded.
+   */
+  timeoutMs?: number;
 }
+
+export const DEFAULT_TIMEOUT_MS = 5_000;
 
 /** Inlined at bundle time (src/store/migrations.ts): no drizzle/ folder is read at run time. */
 const MIGRATIONS = committedMigrations("postgres");
 
 /** pg_advisory_lock key: instances starting together apply migrations one at a time. */
 const MIGRATION_LOCK_KEY = 0x1a7a4e;
-
-/**
- * Seconds to wait for a connection. Bun's default is 30 s; a request that cannot get a
- * connection should turn into a 503 well before a client or load balancer gives up on it.
- */
-const CONNECTION_TIMEOUT_SECONDS = 10;
 
 /** Errors Bun raises itself when it cannot reach, authenticate to, or keep a connection to the server. */
 const CLIENT_UNAVAILABLE = new Set([
@@ -75,13 +78,14 @@ function isUnavailable(error: unknown): boolean {
   return false;
 }
 
+/** Connection-level failures become `unavailable`; no error leaves with a parameter in it. */
 function mapError(error: unknown): unknown {
-  if (error instanceof DomainError || !isUnavailable(error)) return error;
-  return new DomainError("unavailable", "The store cannot be reached.", undefined, { cause: error });
+  if (error instanceof DomainError || !isUnavailable(error)) return withoutValues(error);
+  return withoutValues(new DomainError("unavailable", "The store cannot be reached.", undefined, { cause: error }));
 }
 
-/** Translates connection-level failures; programming errors propagate untouched. */
-async function guard<T>(operation: () => Promise<T>): Promise<T> {
+/** Migrations only: they may legitimately run long, so they are not bounded. */
+async function unbounded<T>(operation: () => Promise<T>): Promise<T> {
   try {
     return await operation();
   } catch (error) {
@@ -163,17 +167,58 @@ function eventParameters(batch: ReadonlyArray<NewEvent>): unknown[] {
  * `DomainError("unavailable")` when the server cannot be reached. Call `migrate()` first.
  */
 export function createPostgresStore(options: PostgresStoreOptions): Store {
-  const client = new BunSQL(options.url, {
-    ...(options.max === undefined ? {} : { max: options.max }),
-    connectionTimeout: CONNECTION_TIMEOUT_SECONDS,
-    connection: {
-      application_name: "intake",
-      // A commit (the 202 of an ingest) must mean durable, whatever the server's default says.
-      synchronous_commit: "on",
-    },
-  });
-  const db = drizzle({ client });
-  const statements = buildStatements(db);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const openPool = () =>
+    new BunSQL(options.url, {
+      ...(options.max === undefined ? {} : { max: options.max }),
+      // Whole seconds only; the operation bound below is what callers actually see.
+      connectionTimeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
+      connection: {
+        application_name: "intake",
+        // A commit (the 202 of an ingest) must mean durable, whatever the server's default says.
+        synchronous_commit: "on",
+      },
+    });
+  // Replaced together by `replacePool`; every method reads them when it starts.
+  let client = openPool();
+  let db = drizzle({ client });
+  let statements = buildStatements(db);
+  let closed = false;
+
+  /**
+   * A call that overran its bound left a connection in an unknown state: a silently dropped
+   * network (no RST) keeps it, and every connection that tries it, waiting for TCP's own
+   * give-up, minutes later. Replace the whole pool, once per generation: the old one is closed
+   * at once, which rejects what still runs on it (an open transaction is rolled back by the
+   * server when it sees the connection go), and the next call connects afresh, so the store
+   * recovers as soon as the network does. docs/store.md.
+   */
+  const replacePool = (stale: BunSQL) => {
+    if (closed || client !== stale) return;
+    client = openPool();
+    db = drizzle({ client });
+    statements = buildStatements(db);
+    stale.close({ timeout: 0 }).catch(() => {});
+  };
+
+  /** Bounds the call, translates connection-level failures, and scrubs values from errors. */
+  async function guard<T>(operation: () => Promise<T>): Promise<T> {
+    const generation = client;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const overran = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        replacePool(generation);
+        reject(new DomainError("unavailable", "The store did not answer in time."));
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([operation(), overran]);
+    } catch (error) {
+      throw mapError(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   async function insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
     if (batch.length === 0) return [];
@@ -468,7 +513,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
       ),
 
     migrate: () =>
-      guard(async () => {
+      unbounded(async () => {
         // The advisory lock is per session, so the lock, the migration and the unlock must
         // share one connection: reserve it from the pool.
         const reserved = await client.reserve();
@@ -484,7 +529,11 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
         }
       }),
 
-    close: () => client.close(),
+    // Bounded like any call: a partitioned server must not hold a drain forever.
+    close: async () => {
+      closed = true;
+      await client.close({ timeout: Math.max(1, Math.ceil(timeoutMs / 1000)) });
+    },
   };
 }
 

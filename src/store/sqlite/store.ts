@@ -21,6 +21,7 @@ import type {
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
+import { withoutValues } from "../query-errors.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
 import { apiTokens, events, services, setupCodes, tenants } from "./schema.ts";
@@ -38,7 +39,7 @@ function run<T>(operation: () => T): Promise<T> {
   try {
     return Promise.resolve(operation());
   } catch (error) {
-    return Promise.reject(mapError(error));
+    return Promise.reject(withoutValues(mapError(error)));
   }
 }
 
