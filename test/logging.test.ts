@@ -155,3 +155,26 @@ test("no token, signing secret, setup code, pepper, secrets key or payload appea
   expect(world.logs.some((l) => JSON.parse(l).reason === "no_matching_signature")).toBe(true);
   expect(leaks(world.logs, secrets)).toEqual([]);
 });
+
+test("a statement the database rejects is logged with its cause and without its parameters", async () => {
+  world = await createWorld();
+  const { store } = world.app;
+  const owner = await store.tokens.get(world.tenantId, world.ownerTokenId.replace(/^tok_/, ""));
+  if (!owner) throw new Error("no bootstrap token");
+  // A real INSERT that the database refuses: the new row reuses the owner token's digest
+  // (UNIQUE). drizzle used to put the whole parameter list into the error it raised.
+  const insert = store.tokens.insert;
+  store.tokens.insert = (record) => insert({ ...record, digest: owner.digest });
+  const marker = `forced-${randomBytes(8).toString("hex")}`;
+  const reply = await world.request("POST", "/v1/api_tokens", { body: { name: marker } });
+  expect(reply.status).toBe(500);
+
+  const errors = world.logs.filter((l) => JSON.parse(l).level === "error");
+  expect(errors.length).toBeGreaterThan(0);
+  const text = errors.join("\n");
+  // The cause is there to debug with: the unique constraint, by code or by name.
+  expect(text).toMatch(/23505|UNIQUE constraint failed/);
+  for (const value of [owner.digest, marker, world.tenantId, "params:", "Failed query"]) {
+    expect(text).not.toContain(value);
+  }
+});
