@@ -155,6 +155,33 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         expect(await store.tokens.get(tenant.id, clash.id)).toBeNull();
       });
 
+      test("a statement the database rejects rejects with an error that quotes none of its values", async () => {
+        const { tenant, owner: existing } = await seedTenant();
+        // A createTenant (a transaction) and a single INSERT, each refused by a unique index.
+        const name = `name-${randomHex(8)}`;
+        const other = tenantRecord({ name });
+        const attempts = [
+          () => store.createTenant(other, tokenRecord(other.id, { name, digest: existing.digest })),
+          () => store.tokens.insert(tokenRecord(tenant.id, { name, digest: existing.digest })),
+        ];
+        for (const attempt of attempts) {
+          const error = await attempt().then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(error).toBeInstanceOf(Error);
+          // Everything a log line could print of it: name, message and the cause chain.
+          const printed: string[] = [];
+          for (let e: unknown = error, depth = 0; e instanceof Error && depth < 6; e = e.cause, depth++) {
+            printed.push(e.name, e.message, JSON.stringify(e));
+          }
+          const text = printed.join("\n");
+          for (const value of [existing.digest, name, other.id, tenant.id, "params:"]) {
+            expect(text).not.toContain(value);
+          }
+        }
+      });
+
       test("tenants.get of an unknown id is null", async () => {
         expect(await store.tenants.get(crypto.randomUUID())).toBeNull();
       });
