@@ -487,6 +487,27 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
   ]);
   if (!commandReady() || !subscribed) warn("cache: redis not reachable at start; running on the in-process tier");
 
+  // A silently dropped link (no FIN, no RST) leaves both connections "ready" for as long as
+  // TCP takes to give up, minutes: the subscriber would go on believing it hears every
+  // invalidation, and every command would wait out its timeout. One PING per heartbeat on
+  // each connection notices within heartbeatMs + commandTimeoutMs; the connection is then
+  // dropped, which makes this instance knowingly deaf (nothing served from process) and lets
+  // ioredis reconnect once the link is back. docs/cache.md.
+  const heartbeatMs = Math.max(100, Math.min(1_000, Math.floor(maxAgeMs / 2)));
+  const beat = (connection: Redis, which: string) => {
+    if (closed || connection.status !== "ready") return;
+    connection.ping().catch((error: unknown) => {
+      if (closed || connection.status !== "ready") return;
+      failed(`${which} heartbeat`, error);
+      connection.disconnect(true);
+    });
+  };
+  const heartbeat = setInterval(() => {
+    beat(command, "command");
+    beat(subscriber, "subscriber");
+  }, heartbeatMs);
+  heartbeat.unref?.();
+
   const quit = async (connection: Redis) => {
     if (connection.status !== "ready") {
       connection.disconnect();
@@ -516,6 +537,7 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(heartbeat);
       for (const waiter of [...waiters.values()]) waiter.done();
       await Promise.all([quit(command), quit(subscriber)]);
     },

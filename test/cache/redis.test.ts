@@ -344,6 +344,33 @@ describe.skipIf(!ok)("redis cache", () => {
     }
   });
 
+  test("a silently dropped link (blackhole) is noticed by the heartbeat: nothing served from process, Redis skipped, back after the heal", async () => {
+    const upstream = new URL(TEST_REDIS_URL);
+    const proxy = await startTcpProxy({ hostname: upstream.hostname, port: Number(upstream.port || 6379) });
+    try {
+      const cache = await make({ url: `redis://127.0.0.1:${proxy.port}`, maxAgeMs: 60_000 });
+      const tokens = cache.namespace<Token>("tokens", OPTIONS);
+      await tokens.getOrLoad("held", async () => ({ id: "tok_1", scope: "read_only" }));
+      proxy.blackhole();
+      // No close reaches the client; only the heartbeat (1 s + a 500 ms command timeout) can tell.
+      await eventually(() => tokens.peek("held") === undefined, 5_000);
+      // Both connections are pinged on the same beat; let the command connection's drop land too.
+      await Bun.sleep(300);
+      const loader = counter<Token>(() => ({ id: "tok_1", scope: "from_load" }));
+      const started = performance.now();
+      expect(await tokens.getOrLoad("held", loader.load)).toEqual({ id: "tok_1", scope: "from_load" });
+      // The dropped connection is not ready: Redis is skipped, not waited for.
+      expect(performance.now() - started).toBeLessThan(250);
+      const resetsBefore = cache.stats().l1Resets;
+      await proxy.restore();
+      await eventually(() => cache.stats().l1Resets > resetsBefore, 10_000);
+      await tokens.getOrLoad("again", async () => ({ id: "tok_2", scope: "read_only" }));
+      expect(tokens.peek("again")).toBeDefined();
+    } finally {
+      proxy.close();
+    }
+  });
+
   test("Redis connections dropped mid-run: the cache keeps serving, and clears all of L1 once resubscribed", async () => {
     const keyPrefix = newPrefix();
     const lines: string[] = [];
