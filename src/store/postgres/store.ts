@@ -177,6 +177,10 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
         application_name: "intake",
         // A commit (the 202 of an ingest) must mean durable, whatever the server's default says.
         synchronous_commit: "on",
+        // A transaction this client gave up on (it overran timeoutMs behind a partition) must
+        // not keep its row locks on the server until TCP notices, hours later: the server ends
+        // a session idle inside a transaction past twice the bound.
+        idle_in_transaction_session_timeout: String(2 * timeoutMs),
       },
     });
   // Replaced together by `replacePool`; every method reads them when it starts.
