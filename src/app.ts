@@ -10,6 +10,7 @@ import { createIdGenerator } from "./domain/ids.ts";
 import { createIngest } from "./domain/ingest.ts";
 import type { Cache } from "./domain/ports/cache.ts";
 import { noopObserver, type Observer } from "./domain/ports/observer.ts";
+import type { RateLimiter } from "./domain/ports/rate-limiter.ts";
 import type { Store } from "./domain/ports/store.ts";
 import { createSealer } from "./domain/sealing.ts";
 import { createServices, type SigningMaterial } from "./domain/services.ts";
@@ -62,6 +63,26 @@ async function openCache(config: Config, logger: Logger, clock: Clock, observer:
   return createMemoryCache({ now: () => clock.now(), observer });
 }
 
+/**
+ * The rate limiter (docs/rate-limits.md): shared through Redis when there is one, so instances
+ * admit at most a limit between them; in process otherwise. Always built: a service's own
+ * `rate_limit` can be set at run time even when no deployment default is configured.
+ */
+async function openRateLimiter(config: Config, logger: Logger, clock: Clock, observer: Observer): Promise<RateLimiter> {
+  if (config.redisUrl) {
+    const { createRedisRateLimiter } = await import("./cache/rate-limiter-redis.ts");
+    return createRedisRateLimiter({
+      url: config.redisUrl,
+      keyPrefix: config.redisKeyPrefix,
+      logger,
+      observer,
+      now: () => clock.now(),
+    });
+  }
+  const { createMemoryRateLimiter } = await import("./cache/rate-limiter-memory.ts");
+  return createMemoryRateLimiter({ now: () => clock.now() });
+}
+
 /** Domain only (no HTTP): what the CLI's operator commands need. */
 export function createDomain(deps: {
   store: Store;
@@ -70,6 +91,8 @@ export function createDomain(deps: {
   config: Config;
   logger: Logger;
   clock: Clock;
+  /** Absent for the CLI, which ingests nothing. */
+  rateLimiter?: RateLimiter;
   /** Metrics (docs/operations.md); the CLI's commands measure nothing. */
   observer?: Observer;
 }) {
@@ -112,6 +135,8 @@ export function createDomain(deps: {
     toleranceSeconds: config.signatureToleranceSeconds,
     maxEventBytes: config.maxEventBytes,
     commit: config.ingestCommit,
+    ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
+    defaultRateLimit: config.rateLimitIngest,
     observer: deps.observer ?? noopObserver,
   });
   return { tokens, services, tenants, ingest, signingCache, newId };
@@ -128,8 +153,13 @@ export async function createApp(options: AppOptions) {
   const requests = createRequestObserver({ observer, metrics: metrics !== null, accessLog: config.accessLog, logger });
   const store = await openStore(config);
   const cache = await openCache(config, logger, clock, observer);
-  const domain = createDomain({ store, cache, keys, config, logger, clock, observer });
-  const admission = createAdmission(domain.tokens, logger);
+  const rateLimiter = await openRateLimiter(config, logger, clock, observer);
+  const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer });
+  const admission = createAdmission(
+    domain.tokens,
+    logger,
+    config.rateLimitApi ? { limiter: rateLimiter, limit: config.rateLimitApi, observer } : null,
+  );
   const impls = createRpcImpls({ ...domain, logger, version: config.version });
   const rpc = { impls, admission, maxEventBytes: config.maxEventBytes };
   const gateway = await createGateway({
@@ -151,6 +181,7 @@ export async function createApp(options: AppOptions) {
     await domain.tokens.flushLastUsed();
     // Queued events are committed (and their senders answered) before the store closes.
     await domain.ingest.close();
+    await rateLimiter.close();
     await cache.close();
     await store.close();
   }
@@ -159,6 +190,7 @@ export async function createApp(options: AppOptions) {
     config,
     store,
     cache,
+    rateLimiter,
     domain,
     impls,
     admission,

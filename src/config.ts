@@ -6,6 +6,8 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
+import type { RateLimit } from "./domain/ports/rate-limiter.ts";
+import { MAX_LIMIT, MAX_WINDOW_SECONDS, parseRateLimitText } from "./domain/rate-limits.ts";
 import { LOG_LEVELS, type LogLevel } from "./logger.ts";
 
 export type DatabaseConfig = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
@@ -44,6 +46,10 @@ export interface Config {
   accessLog: boolean;
   /** INTAKE_LOG_LEVEL. */
   logLevel: LogLevel;
+  /** INTAKE_RATE_LIMIT_API: per bearer token across its bearer routes; null = none. */
+  rateLimitApi: RateLimit | null;
+  /** INTAKE_RATE_LIMIT_INGEST: per service, for services without their own `rate_limit`; null = none. */
+  rateLimitIngest: RateLimit | null;
   version: string;
   /**
    * INTAKE_DATABASE_TIMEOUT_MS: bound on every PostgreSQL call (connect, statement,
@@ -80,6 +86,19 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     return fallback;
   }
   return value;
+}
+
+/** `<n>/<s>s`, e.g. `1000/60s`; unset or empty = no limit. */
+function rateLimit(env: Env, name: string, problems: string[]): RateLimit | null {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return null;
+  const parsed = parseRateLimitText(raw);
+  if (!parsed) {
+    problems.push(
+      `${name} must be <requests>/<seconds>s with 1..${MAX_LIMIT} requests and 1..${MAX_WINDOW_SECONDS} seconds, e.g. 1000/60s (got "${raw}")`,
+    );
+  }
+  return parsed;
 }
 
 function database(env: Env, dataDir: string, problems: string[]): DatabaseConfig {
@@ -186,6 +205,8 @@ export function parseConfig(env: Env): Config {
     metrics: flag("INTAKE_METRICS", true),
     accessLog: flag("INTAKE_ACCESS_LOG", false),
     logLevel: logLevel ?? "info",
+    rateLimitApi: rateLimit(env, "INTAKE_RATE_LIMIT_API", problems),
+    rateLimitIngest: rateLimit(env, "INTAKE_RATE_LIMIT_INGEST", problems),
     version: version(env),
     databaseTimeoutMs: integer(env, "INTAKE_DATABASE_TIMEOUT_MS", 5000, 100, 600_000, problems),
     cacheMaxAgeMs: integer(env, "INTAKE_CACHE_MAX_AGE_MS", 2000, 100, 60_000, problems),

@@ -1,7 +1,9 @@
 /**
  * Ingest (SPEC §4): signed events from senders, durably stored, and listed back verbatim.
  *
- * Check order: 413 (size) → 401 invalid_signature → 409 ingestion_paused → 400 invalid_request.
+ * Check order: 413 (size) → 401 invalid_signature → 429 rate_limited → 409 ingestion_paused →
+ * 400 invalid_request. The rate limit is taken only once the signature verifies, so an unsigned
+ * flood cannot spend a service's quota (docs/rate-limits.md).
  * Every 401 carries the same code and message, whatever went wrong (unknown service, missing,
  * malformed, stale or wrong signature), so the answer is no oracle for ids or secrets.
  */
@@ -13,7 +15,9 @@ import { parseId } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import { type IngestOutcome, noopObserver, type Observer, type SignatureFailureReason } from "./ports/observer.ts";
+import type { RateDecision, RateLimit, RateLimiter } from "./ports/rate-limiter.ts";
 import type { InsertEventResult, NewEvent, Store } from "./ports/store.ts";
+import { RateLimitedError } from "./rate-limits.ts";
 import type { Sealer } from "./sealing.ts";
 import { type SigningMaterial, signingMaterial } from "./services.ts";
 import { type SignatureVerdict, verifySignature } from "./signing.ts";
@@ -35,6 +39,10 @@ export interface IngestDeps {
   maxEventBytes: number;
   /** INTAKE_INGEST_COMMIT: `per_request` commits each event alone (the benchmark's baseline). */
   commit?: IngestCommitMode;
+  /** Decides a service's ingest rate limit; needed once any limit is configured. */
+  rateLimiter?: RateLimiter;
+  /** INTAKE_RATE_LIMIT_INGEST: for services without their own `rate_limit`; null = none. */
+  defaultRateLimit?: RateLimit | null;
   /** Outcomes, signature failure reasons and commits, for metrics (default: none). */
   observer?: Observer;
   /** Group commit tuning; the defaults suit SQLite and PostgreSQL alike. */
@@ -50,6 +58,11 @@ export interface IngestInput {
   /** The exact bytes received. */
   payload: Uint8Array;
   idempotencyKey?: string | null | undefined;
+  /**
+   * Told the rate-limit decision as soon as it is taken (only for a limited service), so the
+   * edge can put the RateLimit fields on whatever the answer turns out to be.
+   */
+  onRateLimit?: ((decision: RateDecision) => void) | undefined;
 }
 
 export interface IngestResult {
@@ -129,6 +142,8 @@ export function createIngest(deps: IngestDeps) {
     if (error instanceof SignatureRefused) observer.signatureFailure(error.reason);
     return error;
   }
+  const { rateLimiter } = deps;
+  const defaultRateLimit = deps.defaultRateLimit ?? null;
 
   // Opening a sealed secret is an AES-GCM decryption per request otherwise. Keyed by service
   // AND sealed value: the AAD binds a ciphertext to its service, and a shared cache tier must
@@ -269,6 +284,32 @@ export function createIngest(deps: IngestDeps) {
       deps.toleranceSeconds,
     );
     if (!verdict.ok) throw invalidSignature(VERDICT_REASONS[verdict.reason]);
+    const limit = found.rateLimit ?? defaultRateLimit;
+    if (limit && rateLimiter) {
+      const decision = rateLimiter.take("ingest", rawId, limit);
+      if (decision instanceof Promise) return decision.then((d) => admitted(input, rawId, found, now, d));
+      return admitted(input, rawId, found, now, decision);
+    }
+    return persist(input, rawId, found, now);
+  }
+
+  function admitted(
+    input: IngestInput,
+    rawId: string,
+    found: SigningMaterial,
+    now: number,
+    decision: RateDecision,
+  ): Promise<IngestResult> {
+    input.onRateLimit?.(decision);
+    if (!decision.allowed) {
+      observer.rateLimited("ingest");
+      throw new RateLimitedError(decision);
+    }
+    return persist(input, rawId, found, now);
+  }
+
+  /** The checks after the signature and the rate limit (409, then 400), then the commit. */
+  function persist(input: IngestInput, rawId: string, found: SigningMaterial, now: number): Promise<IngestResult> {
     if (!found.isMonitored) {
       throw new DomainError("ingestion_paused", "Ingestion is paused for this service (is_monitored is false).");
     }

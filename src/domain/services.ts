@@ -7,7 +7,9 @@ import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import { parseId } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
-import type { Store } from "./ports/store.ts";
+import type { RateLimit } from "./ports/rate-limiter.ts";
+import type { ServiceChanges, Store } from "./ports/store.ts";
+import { rateLimitIssues } from "./rate-limits.ts";
 import type { Sealer } from "./sealing.ts";
 import type { Clock, Principal, ServiceRecord } from "./types.ts";
 import { checkName, throwIfIssues } from "./validation.ts";
@@ -19,6 +21,11 @@ import { checkName, throwIfIssues } from "./validation.ts";
 export interface SigningMaterial {
   tenantId: string;
   isMonitored: boolean;
+  /**
+   * The service's own ingest rate limit; null (or absent in an entry cached by an older
+   * version) for the deployment's default.
+   */
+  rateLimit?: RateLimit | null;
   /** Current first; the previous one while its grace window lasts. */
   secrets: Array<{ sealed: string; expiresAt: number | null }>;
 }
@@ -28,7 +35,13 @@ export function signingMaterial(record: ServiceRecord): SigningMaterial {
   if (record.previousSecretCiphertext !== null && record.previousSecretExpiresAt !== null) {
     secrets.push({ sealed: record.previousSecretCiphertext, expiresAt: record.previousSecretExpiresAt });
   }
-  return { tenantId: record.tenantId, isMonitored: record.isMonitored, secrets };
+  return { tenantId: record.tenantId, isMonitored: record.isMonitored, rateLimit: ownRateLimit(record), secrets };
+}
+
+/** The service's own rate limit, or null when it uses the deployment's default. */
+export function ownRateLimit(record: ServiceRecord): RateLimit | null {
+  if (record.rateLimitLimit === null || record.rateLimitWindowSeconds === null) return null;
+  return { limit: record.rateLimitLimit, windowSeconds: record.rateLimitWindowSeconds };
 }
 
 export interface ServiceDeps {
@@ -45,6 +58,12 @@ export interface ServiceDeps {
 export interface ServiceUpdate {
   isMonitored?: boolean | undefined;
   serviceName?: string | undefined;
+  /** A limit sets the service's own; null returns it to the deployment's default; undefined leaves it. */
+  rateLimit?: RateLimit | null | undefined;
+}
+
+function sameLimit(a: RateLimit | null, b: RateLimit | null): boolean {
+  return a === b || (a !== null && b !== null && a.limit === b.limit && a.windowSeconds === b.windowSeconds);
 }
 
 export function createServices(deps: ServiceDeps) {
@@ -79,6 +98,8 @@ export function createServices(deps: ServiceDeps) {
       secretRotatedAt: null,
       createdAt: now,
       updatedAt: now,
+      rateLimitLimit: null,
+      rateLimitWindowSeconds: null,
     };
     if ((await store.services.insert(record)) === "name_taken") {
       throw new DomainError("service_name_taken", `A service named "${serviceName}" already exists in this tenant.`);
@@ -102,8 +123,19 @@ export function createServices(deps: ServiceDeps) {
     if (update.serviceName !== undefined) {
       throw new DomainError("service_name_immutable", "service_name cannot be changed after creation.");
     }
-    if (update.isMonitored === undefined || update.isMonitored === current.isMonitored) return current;
-    const updated = await store.services.setMonitored(principal.tenantId, current.id, update.isMonitored, clock.now());
+    const changes: ServiceChanges = {};
+    if (update.rateLimit !== undefined) {
+      if (update.rateLimit !== null) {
+        throwIfIssues(rateLimitIssues("rate_limit", update.rateLimit.limit, update.rateLimit.windowSeconds));
+      }
+      if (!sameLimit(update.rateLimit, ownRateLimit(current))) changes.rateLimit = update.rateLimit;
+    }
+    if (update.isMonitored !== undefined && update.isMonitored !== current.isMonitored) {
+      changes.isMonitored = update.isMonitored;
+    }
+    // Nothing that differs: nothing written, updated_at kept.
+    if (changes.isMonitored === undefined && changes.rateLimit === undefined) return current;
+    const updated = await store.services.update(principal.tenantId, current.id, changes, clock.now());
     if (!updated) throw notFound("service");
     await deps.signingCache.invalidate(current.id);
     return updated;

@@ -49,6 +49,12 @@ export interface ServiceRecord {
   secretRotatedAt: number | null;
   createdAt: number;
   updatedAt: number;
+  /**
+   * The service's own ingest rate limit (`rate_limit.limit` / `.window_seconds`): both set, or
+   * both null for the deployment's default (INTAKE_RATE_LIMIT_INGEST).
+   */
+  rateLimitLimit: number | null;
+  rateLimitWindowSeconds: number | null;
 }
 
 export interface EventRecord {

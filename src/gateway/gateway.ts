@@ -2,13 +2,20 @@
  * The /v1 REST gateway: Elysia routes translating onto the rpc implementations in-process.
  * Every response carries X-Request-Id; every error leaves in the SPEC's one shape.
  */
-import type { ConnectRouter } from "@connectrpc/connect";
+import { ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { Elysia } from "elysia";
 import { createIdGenerator, formatId } from "../domain/ids.ts";
+import type { RateDecision } from "../domain/ports/rate-limiter.ts";
 import type { Logger } from "../logger.ts";
 import type { Admission } from "../rpc/admission.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { observeFetch, type RequestObserver, serviceIdInPath } from "../rpc/observe.ts";
+import {
+  RATE_LIMIT_HEADER,
+  RATE_LIMIT_POLICY_HEADER,
+  RETRY_AFTER_HEADER,
+  setRateLimitHeaders,
+} from "../rpc/rate-limit.ts";
 import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
 import { CONSOLE_PATH, consoleRoutes } from "./console.ts";
@@ -96,6 +103,21 @@ function methodIndex(routes: ReadonlyArray<{ method: string; path: string }>) {
   };
 }
 
+function withRateLimit(response: Response, rate: RateDecision): void {
+  try {
+    setRateLimitHeaders(response.headers, rate);
+  } catch {
+    // immutable headers (e.g. Response.redirect): none of the gateway's own responses
+  }
+}
+
+function copyRateLimitHeaders(from: Headers, to: Headers): void {
+  for (const name of [RATE_LIMIT_POLICY_HEADER, RATE_LIMIT_HEADER, RETRY_AFTER_HEADER]) {
+    const value = from.get(name);
+    if (value !== null) to.set(name, value);
+  }
+}
+
 function requestIdOf(set: { headers: Record<string, unknown> }): string {
   return String(set.headers[REQUEST_ID_HEADER] ?? "req_unknown");
 }
@@ -114,6 +136,9 @@ export async function createGateway(deps: GatewayDeps) {
     })
     .mapResponse({ as: "global" }, ({ responseValue, set, request, route }) => {
       tagRoute(request, route);
+      // A limited route's answer carries its RateLimit fields (docs/rate-limits.md).
+      const rate = kit.rateOf(request);
+      if (rate && responseValue instanceof Response) withRateLimit(responseValue, rate);
       // Elysia rebuilds a returned Response (a Headers copy, then a new Response over the old
       // one's body stream) whenever set.headers is not empty. Moving the request id into the
       // Response's own headers skips that rebuild: it was the largest cost of GET /v1/health
@@ -149,8 +174,15 @@ export async function createGateway(deps: GatewayDeps) {
           return errorResponse("invalid_request", "The request is invalid.", requestId, validationIssues(error));
         case "PARSE":
           return errorResponse("invalid_request", "The body could not be parsed.", requestId);
-        default:
-          return responseForError(error, requestId, logger);
+        default: {
+          const response = responseForError(error, requestId, logger);
+          // A refusal raised by admission carries its fields in the error's metadata; an error
+          // after the decision (ingest's 409, a 404, a 400) takes them from the request's record.
+          if (error instanceof ConnectError) copyRateLimitHeaders(error.metadata, response.headers);
+          const rate = kit.rateOf(request);
+          if (rate) withRateLimit(response, rate);
+          return response;
+        }
       }
     })
     .use(healthRoutes(await healthBody(impls)))

@@ -4,7 +4,6 @@
  * listing embeds each stored payload verbatim by concatenating bytes, never re-serializing.
  */
 import { create } from "@bufbuild/protobuf";
-import { createContextValues } from "@connectrpc/connect";
 import { Elysia, t } from "elysia";
 import {
   IngestRequestSchema,
@@ -85,7 +84,8 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit) {
       "/v1/ingest/:service_id",
       async ({ request, params }) => {
         // The access log reads the service id and a 401's reason from it (never the response).
-        const call = tagCall(request, { values: createContextValues() });
+        // The kit's context also receives the rate-limit decision, for the answer's RateLimit fields.
+        const call = tagCall(request, kit.open(request));
         // An unknown service is refused before its body is read (same 401 as a bad signature).
         const early = ingest.admitService(params.service_id, call);
         if (early) await early;
@@ -117,7 +117,7 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit) {
         detail: {
           summary: "Ingest a signed event (no bearer token: the signature is the credential)",
           description:
-            "Checks in order: 413 payload_too_large → 401 invalid_signature → 409 ingestion_paused → 400 invalid_request. " +
+            "Checks in order: 413 payload_too_large → 401 invalid_signature → 429 rate_limited (the service's limit, counted only once the signature verifies) → 409 ingestion_paused → 400 invalid_request. " +
             "Any Content-Type is accepted; the body must be a UTF-8 JSON object. 202 only once the event is committed.",
           tags: ["Ingest"],
           security: [],

@@ -1,6 +1,6 @@
 /**
  * The per-request pipeline every /v1 route shares, in SPEC §1's check order:
- * route 404/405 (router) → 401 → 403 scope → 403 owner (admission) → 404 resource →
+ * route 404/405 (router) → 401 → 429 → 403 scope → 403 owner (admission) → 404 resource →
  * 413 → 415 → 400 body → handler (which may still say 403 role_escalation).
  *
  * Elysia parses a body before it runs `transform`, and validates after it; so a body route's
@@ -8,12 +8,13 @@
  * then judges and decodes those bytes. Nothing of the body is looked at before the caller is known.
  */
 import { createContextValues } from "@connectrpc/connect";
-import type { Principal } from "../domain/types.ts";
-import type { Admission } from "../rpc/admission.ts";
+import type { RateDecision } from "../domain/ports/rate-limiter.ts";
+import type { Admission, Admitted } from "../rpc/admission.ts";
 import { type CallContext, principalKey } from "../rpc/context.ts";
 import { connectErrorFor } from "../rpc/errors.ts";
 import { tagCall } from "../rpc/observe.ts";
 import type { MethodName } from "../rpc/policy.ts";
+import { rateLimitSinkKey } from "../rpc/rate-limit.ts";
 import { readCapped } from "./http.ts";
 
 /** Management bodies: at most 64 KiB (SPEC §1). */
@@ -98,8 +99,11 @@ function judgeBody(ctx: HookContext): void {
 
 export function createKit(admission: Admission) {
   const calls = new WeakMap<Request, CallContext>();
+  /** The rate-limit decision each limited request was taken under: its answer carries the fields. */
+  const rates = new WeakMap<Request, RateDecision>();
 
-  function remember(ctx: Pick<HookContext, "request" | "params">, principal: Principal): CallContext {
+  function remember(ctx: Pick<HookContext, "request" | "params">, { principal, rate }: Admitted): CallContext {
+    if (rate) rates.set(ctx.request, rate);
     // A path segment that is not valid percent-encoding (`%E0%A4%A`) reaches here as null, and
     // would fail the params schema as a 400: it names no resource, so it is a 404 (SPEC §1).
     for (const key in ctx.params) {
@@ -114,8 +118,8 @@ export function createKit(admission: Admission) {
 
   /** Synchronous when the token is in the in-process cache: the hot path awaits nothing. */
   function admit(ctx: Pick<HookContext, "request" | "params">, method: MethodName): CallContext | Promise<CallContext> {
-    const principal = admission.admit(ctx.request.headers.get("authorization"), method);
-    return principal instanceof Promise ? principal.then((p) => remember(ctx, p)) : remember(ctx, principal);
+    const admitted = admission.admit(ctx.request.headers.get("authorization"), method);
+    return admitted instanceof Promise ? admitted.then((a) => remember(ctx, a)) : remember(ctx, admitted);
   }
 
   return {
@@ -160,6 +164,19 @@ export function createKit(admission: Admission) {
           judgeBody(ctx);
         },
       };
+    },
+
+    /**
+     * The context of a call without a bearer token (ingest): the implementation reports its
+     * rate-limit decision into it, for `rateOf`.
+     */
+    open(request: Request): CallContext {
+      return { values: createContextValues().set(rateLimitSinkKey, (rate) => rates.set(request, rate)) };
+    },
+
+    /** The rate-limit decision this request was taken under, if its route is limited. */
+    rateOf(request: Request): RateDecision | undefined {
+      return rates.get(request);
     },
 
     /** The context admission built for this request. */

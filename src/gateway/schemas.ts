@@ -3,6 +3,7 @@
  * document is generated from them, so they describe every field, bound and response.
  */
 import { t } from "elysia";
+import { MAX_LIMIT, MAX_WINDOW_SECONDS } from "../domain/rate-limits.ts";
 
 const timestamp = t.String({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
 const nullableTimestamp = t.Union([timestamp, t.Null()]);
@@ -46,6 +47,18 @@ export const CreateApiTokenBody = t.Object(
   { additionalProperties: false },
 );
 
+export const RateLimitSchema = t.Object(
+  {
+    limit: t.Integer({ minimum: 1, maximum: MAX_LIMIT, description: "requests admitted per window" }),
+    window_seconds: t.Integer({ minimum: 1, maximum: MAX_WINDOW_SECONDS, description: "the window, in seconds" }),
+  },
+  {
+    additionalProperties: false,
+    description: "At most `limit` signed ingest requests per `window_seconds` (docs/rate-limits.md)",
+    examples: [{ limit: 100, window_seconds: 60 }],
+  },
+);
+
 export const ServiceRecordSchema = t.Object({
   id: ServiceId,
   service_name: t.String(),
@@ -55,6 +68,9 @@ export const ServiceRecordSchema = t.Object({
   updated_at: timestamp,
   secret_rotated_at: nullableTimestamp,
   previous_secret_expires_at: nullableTimestamp,
+  rate_limit: t.Union([RateLimitSchema, t.Null()], {
+    description: "the service's own ingest rate limit; null: the deployment's default (INTAKE_RATE_LIMIT_INGEST)",
+  }),
 });
 
 export const CreatedService = t.Composite([
@@ -70,6 +86,11 @@ export const CreateServiceBody = t.Object(
 export const UpdateServiceBody = t.Object(
   {
     is_monitored: t.Optional(t.Boolean()),
+    rate_limit: t.Optional(
+      t.Union([RateLimitSchema, t.Null()], {
+        description: "sets the service's own ingest rate limit; null returns it to the deployment's default",
+      }),
+    ),
     service_name: t.Optional(t.Unknown({ description: "immutable: naming it is 400 service_name_immutable" })),
   },
   { additionalProperties: false },

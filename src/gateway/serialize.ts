@@ -35,6 +35,7 @@ export function serviceJson(m: Service) {
     updated_at: iso(m.updatedAt),
     secret_rotated_at: iso(m.secretRotatedAt),
     previous_secret_expires_at: iso(m.previousSecretExpiresAt),
+    rate_limit: m.rateLimit ? { limit: m.rateLimit.limit, window_seconds: m.rateLimit.windowSeconds } : null,
   };
 }
 

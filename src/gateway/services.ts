@@ -84,6 +84,10 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
           create(UpdateServiceRequestSchema, {
             id: params.id,
             isMonitored: body.is_monitored,
+            ...(body.rate_limit !== undefined &&
+              (body.rate_limit === null
+                ? { resetRateLimit: true }
+                : { rateLimit: { limit: body.rate_limit.limit, windowSeconds: body.rate_limit.window_seconds } })),
             // Any value, even null, is refused: the name is immutable.
             serviceName: "service_name" in body ? String(body.service_name) : undefined,
           }),
@@ -98,7 +102,11 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
         params: IdParams,
         body: UpdateServiceBody,
         response: responses({ 200: ServiceRecordSchema }, 400, 403, 413, 415),
-        detail: { summary: "Pause or resume ingestion (is_monitored)", tags, security: bearerSecurity },
+        detail: {
+          summary: "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit",
+          tags,
+          security: bearerSecurity,
+        },
       },
     )
     .delete(

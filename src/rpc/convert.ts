@@ -2,7 +2,7 @@
 import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { type ApiToken, ApiTokenSchema } from "../../gen/intake/v1/api_tokens_pb.ts";
-import { type Service, ServiceSchema } from "../../gen/intake/v1/services_pb.ts";
+import { RateLimitSchema, type Service, ServiceSchema } from "../../gen/intake/v1/services_pb.ts";
 import { type Tenant, TenantSchema } from "../../gen/intake/v1/tenant_pb.ts";
 import { formatId } from "../domain/ids.ts";
 import { isRepresentableTime } from "../domain/time.ts";
@@ -57,6 +57,10 @@ export function serviceMessage(record: ServiceRecord): Service {
     updatedAt: ts(record.updatedAt),
     secretRotatedAt: optionalTs(record.secretRotatedAt),
     previousSecretExpiresAt: optionalTs(record.previousSecretExpiresAt),
+    rateLimit:
+      record.rateLimitLimit === null || record.rateLimitWindowSeconds === null
+        ? undefined
+        : create(RateLimitSchema, { limit: record.rateLimitLimit, windowSeconds: record.rateLimitWindowSeconds }),
   });
 }
 

@@ -6,7 +6,9 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type ErrorDetail, ErrorDetailSchema } from "../../gen/intake/v1/errors_pb.ts";
 import { DomainError, type ErrorCode, type FieldIssue } from "../domain/errors.ts";
+import { RateLimitedError } from "../domain/rate-limits.ts";
 import type { Logger } from "../logger.ts";
+import { setRateLimitHeaders } from "./rate-limit.ts";
 
 export const ERROR_TABLE: Record<ErrorCode, { http: number; connect: Code }> = {
   invalid_request: { http: 400, connect: Code.InvalidArgument },
@@ -50,6 +52,13 @@ export function connectErrorFor(
  * answered with a fixed message, never its own text.
  */
 export function toConnectError(error: unknown, logger: Logger): ConnectError {
+  if (error instanceof RateLimitedError) {
+    // The 429 carries its RateLimit fields and Retry-After with it: as response headers on
+    // the REST gateway and Connect, as trailers on gRPC and gRPC-Web (docs/rpc.md).
+    const limited = connectErrorFor(error.code, error.message, undefined, error);
+    setRateLimitHeaders(limited.metadata, error.decision);
+    return limited;
+  }
   if (error instanceof DomainError) return connectErrorFor(error.code, error.message, error.details, error);
   if (error instanceof ConnectError && restErrorOf(error)) return error;
   logger.error("internal error", { error });

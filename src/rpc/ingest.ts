@@ -14,6 +14,7 @@ import { ts } from "./convert.ts";
 import { toConnectError } from "./errors.ts";
 import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
+import { rateLimitSinkKey } from "./rate-limit.ts";
 
 /**
  * What the REST edge needs beyond the two RPC methods, so it can refuse early without
@@ -79,6 +80,8 @@ export function createIngestImpl(deps: { ingest: Ingest; logger: Logger }): Inge
           signature: req.signature,
           payload: req.payload,
           idempotencyKey: req.idempotencyKey,
+          // The edge puts the service's RateLimit fields on the answer, whatever it is.
+          onRateLimit: context.values.get(rateLimitSinkKey),
         });
       } catch (error) {
         noteRefusal(context, error);

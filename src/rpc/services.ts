@@ -8,6 +8,7 @@ import {
   type ServiceRegistryService,
   UpdateServiceResponseSchema,
 } from "../../gen/intake/v1/services_pb.ts";
+import { invalid } from "../domain/errors.ts";
 import { formatId } from "../domain/ids.ts";
 import type { Services } from "../domain/services.ts";
 import type { Logger } from "../logger.ts";
@@ -41,9 +42,15 @@ export function createServiceRegistryImpl(deps: {
       });
     }),
     updateService: rpcMethod(logger, async (req, ctx) => {
+      if (req.resetRateLimit && req.rateLimit) {
+        throw invalid("rate_limit", "set rate_limit or reset_rate_limit, not both");
+      }
       const record = await services.updateService(principalOf(ctx), req.id, {
         isMonitored: req.isMonitored,
         serviceName: req.serviceName,
+        rateLimit: req.resetRateLimit
+          ? null
+          : req.rateLimit && { limit: req.rateLimit.limit, windowSeconds: req.rateLimit.windowSeconds },
       });
       return create(UpdateServiceResponseSchema, { service: serviceMessage(record) });
     }),

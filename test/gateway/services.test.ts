@@ -13,6 +13,7 @@ const RECORD_KEYS = [
   "id",
   "is_monitored",
   "previous_secret_expires_at",
+  "rate_limit",
   "secret_rotated_at",
   "service_name",
   "signing_secret_prefix",

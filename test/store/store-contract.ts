@@ -67,6 +67,8 @@ function serviceRecord(tenantId: string, overrides: Partial<ServiceRecord> = {})
     secretRotatedAt: null,
     createdAt: NOW,
     updatedAt: NOW,
+    rateLimitLimit: null,
+    rateLimitWindowSeconds: null,
     ...overrides,
   };
 }
@@ -459,7 +461,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const rotation = { ciphertext: "new", prefix: "whsec_new0", rotatedAt: NOW + 1, previousExpiresAt: NOW + 2 };
         expect(await store.services.get(a.tenant.id, service.id)).toBeNull();
         expect(await store.services.list(a.tenant.id, { limit: 100 })).toEqual([]);
-        expect(await store.services.setMonitored(a.tenant.id, service.id, false, NOW + 1)).toBeNull();
+        expect(await store.services.update(a.tenant.id, service.id, { isMonitored: false }, NOW + 1)).toBeNull();
         expect(await store.services.rotateSecret(a.tenant.id, service.id, rotation)).toBeNull();
         expect(await store.services.delete(a.tenant.id, service.id)).toBe(false);
         expect(await store.services.get(b.tenant.id, service.id)).toEqual(service);
@@ -483,10 +485,27 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         expect(pages.flat()).toEqual([...created].reverse());
       });
 
-      test("setMonitored changes is_monitored and updated_at only", async () => {
+      test("update sets and clears the rate limit as a whole, leaving the other fields", async () => {
         const { tenant } = await seedTenant();
         const service = await addService(tenant.id);
-        const paused = await store.services.setMonitored(tenant.id, service.id, false, NOW + 10);
+        const limited = await store.services.update(
+          tenant.id,
+          service.id,
+          { rateLimit: { limit: 50, windowSeconds: 10 } },
+          NOW + 10,
+        );
+        const expected = { ...service, rateLimitLimit: 50, rateLimitWindowSeconds: 10, updatedAt: NOW + 10 };
+        expect(limited).toEqual(expected);
+        expect(await store.services.getById(service.id)).toEqual(expected);
+        const cleared = await store.services.update(tenant.id, service.id, { rateLimit: null }, NOW + 20);
+        expect(cleared).toEqual({ ...service, updatedAt: NOW + 20 });
+        expect(await store.services.get(tenant.id, service.id)).toEqual({ ...service, updatedAt: NOW + 20 });
+      });
+
+      test("update with is_monitored changes is_monitored and updated_at only", async () => {
+        const { tenant } = await seedTenant();
+        const service = await addService(tenant.id, { rateLimitLimit: 5, rateLimitWindowSeconds: 60 });
+        const paused = await store.services.update(tenant.id, service.id, { isMonitored: false }, NOW + 10);
         expect(paused).toEqual({ ...service, isMonitored: false, updatedAt: NOW + 10 });
         expect(await store.services.getById(service.id)).toEqual({
           ...service,

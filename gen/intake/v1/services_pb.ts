@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file intake/v1/services.proto.
  */
 export const file_intake_v1_services: GenFile = /*@__PURE__*/
-  fileDesc("ChhpbnRha2UvdjEvc2VydmljZXMucHJvdG8SCWludGFrZS52MSL2AgoHU2VydmljZRIKCgJpZBgBIAEoCRIUCgxzZXJ2aWNlX25hbWUYAiABKAkSFAoMaXNfbW9uaXRvcmVkGAMgASgIEh0KFXNpZ25pbmdfc2VjcmV0X3ByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6ChFzZWNyZXRfcm90YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUIUChJfc2VjcmV0X3JvdGF0ZWRfYXRCHQobX3ByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0IlgKFENyZWF0ZVNlcnZpY2VSZXF1ZXN0EhQKDHNlcnZpY2VfbmFtZRgBIAEoCRIZCgxpc19tb25pdG9yZWQYAiABKAhIAIgBAUIPCg1faXNfbW9uaXRvcmVkIlQKFUNyZWF0ZVNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2USFgoOc2lnbmluZ19zZWNyZXQYAiABKAkiHwoRR2V0U2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkiOQoSR2V0U2VydmljZVJlc3BvbnNlEiMKB3NlcnZpY2UYASABKAsyEi5pbnRha2UudjEuU2VydmljZSJTChNMaXN0U2VydmljZXNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESEwoGY3Vyc29yGAIgASgJSAGIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3IiYgoUTGlzdFNlcnZpY2VzUmVzcG9uc2USIAoEZGF0YRgBIAMoCzISLmludGFrZS52MS5TZXJ2aWNlEhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yInoKFFVwZGF0ZVNlcnZpY2VSZXF1ZXN0EgoKAmlkGAEgASgJEhkKDGlzX21vbml0b3JlZBgCIAEoCEgAiAEBEhkKDHNlcnZpY2VfbmFtZRgDIAEoCUgBiAEBQg8KDV9pc19tb25pdG9yZWRCDwoNX3NlcnZpY2VfbmFtZSI8ChVVcGRhdGVTZXJ2aWNlUmVzcG9uc2USIwoHc2VydmljZRgBIAEoCzISLmludGFrZS52MS5TZXJ2aWNlIiIKFERlbGV0ZVNlcnZpY2VSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFURlbGV0ZVNlcnZpY2VSZXNwb25zZSIoChpSb3RhdGVTaWduaW5nU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoCSLYAQobUm90YXRlU2lnbmluZ1NlY3JldFJlc3BvbnNlEhIKCnNlcnZpY2VfaWQYASABKAkSFgoOc2lnbmluZ19zZWNyZXQYAiABKAkSHQoVc2lnbmluZ19zZWNyZXRfcHJlZml4GAMgASgJEi4KCnJvdGF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEj4KGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDKWBAoWU2VydmljZVJlZ2lzdHJ5U2VydmljZRJSCg1DcmVhdGVTZXJ2aWNlEh8uaW50YWtlLnYxLkNyZWF0ZVNlcnZpY2VSZXF1ZXN0GiAuaW50YWtlLnYxLkNyZWF0ZVNlcnZpY2VSZXNwb25zZRJJCgpHZXRTZXJ2aWNlEhwuaW50YWtlLnYxLkdldFNlcnZpY2VSZXF1ZXN0Gh0uaW50YWtlLnYxLkdldFNlcnZpY2VSZXNwb25zZRJPCgxMaXN0U2VydmljZXMSHi5pbnRha2UudjEuTGlzdFNlcnZpY2VzUmVxdWVzdBofLmludGFrZS52MS5MaXN0U2VydmljZXNSZXNwb25zZRJSCg1VcGRhdGVTZXJ2aWNlEh8uaW50YWtlLnYxLlVwZGF0ZVNlcnZpY2VSZXF1ZXN0GiAuaW50YWtlLnYxLlVwZGF0ZVNlcnZpY2VSZXNwb25zZRJSCg1EZWxldGVTZXJ2aWNlEh8uaW50YWtlLnYxLkRlbGV0ZVNlcnZpY2VSZXF1ZXN0GiAuaW50YWtlLnYxLkRlbGV0ZVNlcnZpY2VSZXNwb25zZRJkChNSb3RhdGVTaWduaW5nU2VjcmV0EiUuaW50YWtlLnYxLlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXF1ZXN0GiYuaW50YWtlLnYxLlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChhpbnRha2UvdjEvc2VydmljZXMucHJvdG8SCWludGFrZS52MSK0AwoHU2VydmljZRIKCgJpZBgBIAEoCRIUCgxzZXJ2aWNlX25hbWUYAiABKAkSFAoMaXNfbW9uaXRvcmVkGAMgASgIEh0KFXNpZ25pbmdfc2VjcmV0X3ByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6ChFzZWNyZXRfcm90YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARItCgpyYXRlX2xpbWl0GAkgASgLMhQuaW50YWtlLnYxLlJhdGVMaW1pdEgCiAEBQhQKEl9zZWNyZXRfcm90YXRlZF9hdEIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXRCDQoLX3JhdGVfbGltaXQiMgoJUmF0ZUxpbWl0Eg0KBWxpbWl0GAEgASgFEhYKDndpbmRvd19zZWNvbmRzGAIgASgFIlgKFENyZWF0ZVNlcnZpY2VSZXF1ZXN0EhQKDHNlcnZpY2VfbmFtZRgBIAEoCRIZCgxpc19tb25pdG9yZWQYAiABKAhIAIgBAUIPCg1faXNfbW9uaXRvcmVkIlQKFUNyZWF0ZVNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2USFgoOc2lnbmluZ19zZWNyZXQYAiABKAkiHwoRR2V0U2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkiOQoSR2V0U2VydmljZVJlc3BvbnNlEiMKB3NlcnZpY2UYASABKAsyEi5pbnRha2UudjEuU2VydmljZSJTChNMaXN0U2VydmljZXNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESEwoGY3Vyc29yGAIgASgJSAGIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3IiYgoUTGlzdFNlcnZpY2VzUmVzcG9uc2USIAoEZGF0YRgBIAMoCzISLmludGFrZS52MS5TZXJ2aWNlEhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yItIBChRVcGRhdGVTZXJ2aWNlUmVxdWVzdBIKCgJpZBgBIAEoCRIZCgxpc19tb25pdG9yZWQYAiABKAhIAIgBARIZCgxzZXJ2aWNlX25hbWUYAyABKAlIAYgBARItCgpyYXRlX2xpbWl0GAQgASgLMhQuaW50YWtlLnYxLlJhdGVMaW1pdEgCiAEBEhgKEHJlc2V0X3JhdGVfbGltaXQYBSABKAhCDwoNX2lzX21vbml0b3JlZEIPCg1fc2VydmljZV9uYW1lQg0KC19yYXRlX2xpbWl0IjwKFVVwZGF0ZVNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiIgoURGVsZXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlU2VydmljZVJlc3BvbnNlIigKGlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgJItgBChtSb3RhdGVTaWduaW5nU2VjcmV0UmVzcG9uc2USEgoKc2VydmljZV9pZBgBIAEoCRIWCg5zaWduaW5nX3NlY3JldBgCIAEoCRIdChVzaWduaW5nX3NlY3JldF9wcmVmaXgYAyABKAkSLgoKcm90YXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMpYEChZTZXJ2aWNlUmVnaXN0cnlTZXJ2aWNlElIKDUNyZWF0ZVNlcnZpY2USHy5pbnRha2UudjEuQ3JlYXRlU2VydmljZVJlcXVlc3QaIC5pbnRha2UudjEuQ3JlYXRlU2VydmljZVJlc3BvbnNlEkkKCkdldFNlcnZpY2USHC5pbnRha2UudjEuR2V0U2VydmljZVJlcXVlc3QaHS5pbnRha2UudjEuR2V0U2VydmljZVJlc3BvbnNlEk8KDExpc3RTZXJ2aWNlcxIeLmludGFrZS52MS5MaXN0U2VydmljZXNSZXF1ZXN0Gh8uaW50YWtlLnYxLkxpc3RTZXJ2aWNlc1Jlc3BvbnNlElIKDVVwZGF0ZVNlcnZpY2USHy5pbnRha2UudjEuVXBkYXRlU2VydmljZVJlcXVlc3QaIC5pbnRha2UudjEuVXBkYXRlU2VydmljZVJlc3BvbnNlElIKDURlbGV0ZVNlcnZpY2USHy5pbnRha2UudjEuRGVsZXRlU2VydmljZVJlcXVlc3QaIC5pbnRha2UudjEuRGVsZXRlU2VydmljZVJlc3BvbnNlEmQKE1JvdGF0ZVNpZ25pbmdTZWNyZXQSJS5pbnRha2UudjEuUm90YXRlU2lnbmluZ1NlY3JldFJlcXVlc3QaJi5pbnRha2UudjEuUm90YXRlU2lnbmluZ1NlY3JldFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Service is the public record of a sender (never with its secret).
@@ -63,6 +63,13 @@ export type Service = Message<"intake.v1.Service"> & {
    * @generated from field: optional google.protobuf.Timestamp previous_secret_expires_at = 8;
    */
   previousSecretExpiresAt?: Timestamp | undefined;
+
+  /**
+   * The service's own ingest rate limit; absent: the deployment's default (INTAKE_RATE_LIMIT_INGEST).
+   *
+   * @generated from field: optional intake.v1.RateLimit rate_limit = 9;
+   */
+  rateLimit?: RateLimit | undefined;
 };
 
 /**
@@ -71,6 +78,34 @@ export type Service = Message<"intake.v1.Service"> & {
  */
 export const ServiceSchema: GenMessage<Service> = /*@__PURE__*/
   messageDesc(file_intake_v1_services, 0);
+
+/**
+ * RateLimit admits at most `limit` requests per window of `window_seconds`.
+ *
+ * @generated from message intake.v1.RateLimit
+ */
+export type RateLimit = Message<"intake.v1.RateLimit"> & {
+  /**
+   * 1..1000000000.
+   *
+   * @generated from field: int32 limit = 1;
+   */
+  limit: number;
+
+  /**
+   * 1..86400.
+   *
+   * @generated from field: int32 window_seconds = 2;
+   */
+  windowSeconds: number;
+};
+
+/**
+ * Describes the message intake.v1.RateLimit.
+ * Use `create(RateLimitSchema)` to create a new message.
+ */
+export const RateLimitSchema: GenMessage<RateLimit> = /*@__PURE__*/
+  messageDesc(file_intake_v1_services, 1);
 
 /**
  * @generated from message intake.v1.CreateServiceRequest
@@ -94,7 +129,7 @@ export type CreateServiceRequest = Message<"intake.v1.CreateServiceRequest"> & {
  * Use `create(CreateServiceRequestSchema)` to create a new message.
  */
 export const CreateServiceRequestSchema: GenMessage<CreateServiceRequest> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 1);
+  messageDesc(file_intake_v1_services, 2);
 
 /**
  * @generated from message intake.v1.CreateServiceResponse
@@ -118,7 +153,7 @@ export type CreateServiceResponse = Message<"intake.v1.CreateServiceResponse"> &
  * Use `create(CreateServiceResponseSchema)` to create a new message.
  */
 export const CreateServiceResponseSchema: GenMessage<CreateServiceResponse> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 2);
+  messageDesc(file_intake_v1_services, 3);
 
 /**
  * @generated from message intake.v1.GetServiceRequest
@@ -135,7 +170,7 @@ export type GetServiceRequest = Message<"intake.v1.GetServiceRequest"> & {
  * Use `create(GetServiceRequestSchema)` to create a new message.
  */
 export const GetServiceRequestSchema: GenMessage<GetServiceRequest> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 3);
+  messageDesc(file_intake_v1_services, 4);
 
 /**
  * @generated from message intake.v1.GetServiceResponse
@@ -152,7 +187,7 @@ export type GetServiceResponse = Message<"intake.v1.GetServiceResponse"> & {
  * Use `create(GetServiceResponseSchema)` to create a new message.
  */
 export const GetServiceResponseSchema: GenMessage<GetServiceResponse> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 4);
+  messageDesc(file_intake_v1_services, 5);
 
 /**
  * @generated from message intake.v1.ListServicesRequest
@@ -176,7 +211,7 @@ export type ListServicesRequest = Message<"intake.v1.ListServicesRequest"> & {
  * Use `create(ListServicesRequestSchema)` to create a new message.
  */
 export const ListServicesRequestSchema: GenMessage<ListServicesRequest> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 5);
+  messageDesc(file_intake_v1_services, 6);
 
 /**
  * @generated from message intake.v1.ListServicesResponse
@@ -198,7 +233,7 @@ export type ListServicesResponse = Message<"intake.v1.ListServicesResponse"> & {
  * Use `create(ListServicesResponseSchema)` to create a new message.
  */
 export const ListServicesResponseSchema: GenMessage<ListServicesResponse> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 6);
+  messageDesc(file_intake_v1_services, 7);
 
 /**
  * @generated from message intake.v1.UpdateServiceRequest
@@ -220,6 +255,20 @@ export type UpdateServiceRequest = Message<"intake.v1.UpdateServiceRequest"> & {
    * @generated from field: optional string service_name = 3;
    */
   serviceName?: string | undefined;
+
+  /**
+   * Sets the service's own ingest rate limit.
+   *
+   * @generated from field: optional intake.v1.RateLimit rate_limit = 4;
+   */
+  rateLimit?: RateLimit | undefined;
+
+  /**
+   * true: back to the deployment's default (REST `"rate_limit": null`); not with rate_limit.
+   *
+   * @generated from field: bool reset_rate_limit = 5;
+   */
+  resetRateLimit: boolean;
 };
 
 /**
@@ -227,7 +276,7 @@ export type UpdateServiceRequest = Message<"intake.v1.UpdateServiceRequest"> & {
  * Use `create(UpdateServiceRequestSchema)` to create a new message.
  */
 export const UpdateServiceRequestSchema: GenMessage<UpdateServiceRequest> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 7);
+  messageDesc(file_intake_v1_services, 8);
 
 /**
  * @generated from message intake.v1.UpdateServiceResponse
@@ -244,7 +293,7 @@ export type UpdateServiceResponse = Message<"intake.v1.UpdateServiceResponse"> &
  * Use `create(UpdateServiceResponseSchema)` to create a new message.
  */
 export const UpdateServiceResponseSchema: GenMessage<UpdateServiceResponse> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 8);
+  messageDesc(file_intake_v1_services, 9);
 
 /**
  * @generated from message intake.v1.DeleteServiceRequest
@@ -261,7 +310,7 @@ export type DeleteServiceRequest = Message<"intake.v1.DeleteServiceRequest"> & {
  * Use `create(DeleteServiceRequestSchema)` to create a new message.
  */
 export const DeleteServiceRequestSchema: GenMessage<DeleteServiceRequest> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 9);
+  messageDesc(file_intake_v1_services, 10);
 
 /**
  * @generated from message intake.v1.DeleteServiceResponse
@@ -274,7 +323,7 @@ export type DeleteServiceResponse = Message<"intake.v1.DeleteServiceResponse"> &
  * Use `create(DeleteServiceResponseSchema)` to create a new message.
  */
 export const DeleteServiceResponseSchema: GenMessage<DeleteServiceResponse> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 10);
+  messageDesc(file_intake_v1_services, 11);
 
 /**
  * @generated from message intake.v1.RotateSigningSecretRequest
@@ -291,7 +340,7 @@ export type RotateSigningSecretRequest = Message<"intake.v1.RotateSigningSecretR
  * Use `create(RotateSigningSecretRequestSchema)` to create a new message.
  */
 export const RotateSigningSecretRequestSchema: GenMessage<RotateSigningSecretRequest> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 11);
+  messageDesc(file_intake_v1_services, 12);
 
 /**
  * @generated from message intake.v1.RotateSigningSecretResponse
@@ -328,7 +377,7 @@ export type RotateSigningSecretResponse = Message<"intake.v1.RotateSigningSecret
  * Use `create(RotateSigningSecretResponseSchema)` to create a new message.
  */
 export const RotateSigningSecretResponseSchema: GenMessage<RotateSigningSecretResponse> = /*@__PURE__*/
-  messageDesc(file_intake_v1_services, 12);
+  messageDesc(file_intake_v1_services, 13);
 
 /**
  * ServiceRegistryService manages the senders of events and their signing secrets.
@@ -365,7 +414,7 @@ export const ServiceRegistryService: GenService<{
     output: typeof ListServicesResponseSchema;
   },
   /**
-   * UpdateService changes is_monitored; service_name is immutable.
+   * UpdateService changes is_monitored and the service's own ingest rate limit; service_name is immutable.
    *
    * @generated from rpc intake.v1.ServiceRegistryService.UpdateService
    */

@@ -1,4 +1,5 @@
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../types.ts";
+import type { RateLimit } from "./rate-limiter.ts";
 
 /**
  * Keyset page request: rows strictly older (smaller id) than `before`, newest first.
@@ -52,6 +53,12 @@ export interface SecretRotation {
   previousExpiresAt: number;
 }
 
+/** The updatable fields of a service (PATCH /v1/services/{id}). */
+export interface ServiceChanges {
+  isMonitored?: boolean;
+  rateLimit?: RateLimit | null;
+}
+
 export interface ServiceRepo {
   /** `name_taken` when (tenant, service_name) exists; case-sensitive. */
   insert(record: ServiceRecord): Promise<"ok" | "name_taken">;
@@ -59,7 +66,11 @@ export interface ServiceRepo {
   /** Tenant-less lookup for ingest, where the caller is a sender, not a token. */
   getById(id: string): Promise<ServiceRecord | null>;
   list(tenantId: string, query: PageQuery): Promise<ServiceRecord[]>;
-  setMonitored(tenantId: string, id: string, isMonitored: boolean, now: number): Promise<ServiceRecord | null>;
+  /**
+   * Applies the given fields (absent ones stay as they are) and sets `updated_at`; returns the
+   * updated row, or null when it does not exist. `rateLimit: null` clears the service's own limit.
+   */
+  update(tenantId: string, id: string, changes: ServiceChanges, now: number): Promise<ServiceRecord | null>;
   /** In one statement: current secret becomes previous, the new one current. */
   rotateSecret(tenantId: string, id: string, rotation: SecretRotation): Promise<ServiceRecord | null>;
   /** Deletes the service and all its events; false when it did not exist. */

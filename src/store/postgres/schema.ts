@@ -6,7 +6,7 @@
  */
 
 import { sql } from "drizzle-orm";
-import { bigint, boolean, check, customType, index, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, customType, index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
 
 /** Byte-ordered text: the order of `ORDER BY id DESC` / `id < $before` is the hex string order. */
@@ -81,8 +81,12 @@ export const services = pgTable(
     secretRotatedAt: millis("secret_rotated_at"),
     createdAt: millis("created_at").notNull(),
     updatedAt: millis("updated_at").notNull(),
+    rateLimitLimit: integer("rate_limit_limit"),
+    rateLimitWindowSeconds: integer("rate_limit_window_seconds"),
   },
   (t) => [
+    // A service's own rate limit is whole or absent (absent: the deployment's default).
+    check("services_rate_limit_check", sql`(${t.rateLimitLimit} is null) = (${t.rateLimitWindowSeconds} is null)`),
     // Deterministic collation: equality is byte equality, so "Billing" and "billing" are two names.
     unique("services_tenant_name_unique").on(t.tenantId, t.serviceName),
     index("services_tenant_id_idx").on(t.tenantId, t.id),

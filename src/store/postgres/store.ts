@@ -8,7 +8,14 @@ import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, 
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
 import { ownerToKeep } from "../../domain/access.ts";
 import { DomainError } from "../../domain/errors.ts";
-import type { InsertEventResult, NewEvent, PageQuery, RevokeOutcome, Store } from "../../domain/ports/store.ts";
+import type {
+  InsertEventResult,
+  NewEvent,
+  PageQuery,
+  RevokeOutcome,
+  ServiceChanges,
+  Store,
+} from "../../domain/ports/store.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
@@ -166,6 +173,18 @@ function eventParameters(batch: ReadonlyArray<NewEvent>): unknown[] {
  * Connects lazily: the first query opens the pool. Every method rejects with
  * `DomainError("unavailable")` when the server cannot be reached. Call `migrate()` first.
  */
+/** ServiceChanges → the columns they set; a rate limit is written whole or cleared whole. */
+function serviceColumns(changes: ServiceChanges, now: number) {
+  return {
+    ...(changes.isMonitored !== undefined && { isMonitored: changes.isMonitored }),
+    ...(changes.rateLimit !== undefined && {
+      rateLimitLimit: changes.rateLimit?.limit ?? null,
+      rateLimitWindowSeconds: changes.rateLimit?.windowSeconds ?? null,
+    }),
+    updatedAt: now,
+  };
+}
+
 export function createPostgresStore(options: PostgresStoreOptions): Store {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const openPool = () =>
@@ -428,13 +447,13 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
             .limit(query.limit),
         ),
 
-      setMonitored: (tenantId, id, isMonitored, now) =>
+      update: (tenantId, id, changes, now) =>
         guard(
           async () =>
             (
               await db
                 .update(services)
-                .set({ isMonitored, updatedAt: now })
+                .set(serviceColumns(changes, now))
                 .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
                 .returning()
             )[0] ?? null,

@@ -79,6 +79,11 @@ export const services = sqliteTable(
     secretRotatedAt: millis("secret_rotated_at"),
     createdAt: millis("created_at").notNull(),
     updatedAt: millis("updated_at").notNull(),
+    // The service's own rate limit: both set, or both null (the deployment's default). No
+    // table CHECK here, unlike PostgreSQL: SQLite cannot add one to a table, and drizzle-kit's
+    // rebuild (DROP TABLE services) would cascade into events. The store writes both together.
+    rateLimitLimit: integer("rate_limit_limit"),
+    rateLimitWindowSeconds: integer("rate_limit_window_seconds"),
   },
   (t) => [
     // BINARY collation: "Billing" and "billing" are two different names.

@@ -16,6 +16,7 @@ import type {
   PageQuery,
   RevokeOutcome,
   SecretRotation,
+  ServiceChanges,
   Store,
 } from "../../domain/ports/store.ts";
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
@@ -114,6 +115,18 @@ function buildStatements(db: BunSQLiteDatabase) {
  * `DomainError("unavailable")` when the file cannot be opened or is not a database.
  * Call `migrate()` before anything else.
  */
+/** ServiceChanges → the columns they set; a rate limit is written whole or cleared whole. */
+function serviceColumns(changes: ServiceChanges, now: number) {
+  return {
+    ...(changes.isMonitored !== undefined && { isMonitored: changes.isMonitored }),
+    ...(changes.rateLimit !== undefined && {
+      rateLimitLimit: changes.rateLimit?.limit ?? null,
+      rateLimitWindowSeconds: changes.rateLimit?.windowSeconds ?? null,
+    }),
+    updatedAt: now,
+  };
+}
+
 export function createSqliteStore(options: SqliteStoreOptions): Store {
   const client = openStoreDatabase(options.path);
   const db = drizzle({ client });
@@ -279,12 +292,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
             .all(),
         ),
 
-      setMonitored: (tenantId, id, isMonitored, now) =>
+      update: (tenantId, id, changes, now) =>
         run(
           (): ServiceRecord | null =>
             db
               .update(services)
-              .set({ isMonitored, updatedAt: now })
+              .set(serviceColumns(changes, now))
               .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
               .returning()
               .get() ?? null,

@@ -1,0 +1,143 @@
+/**
+ * The shared rate limiter (docs/rate-limits.md): every decision is one atomic Lua script in
+ * Redis (EVALSHA through ioredis' defineCommand), so instances sharing a Redis and a key
+ * prefix admit at most `limit` per window between them. While Redis cannot be reached
+ * (connection down, a command failing or slower than the command timeout) each instance
+ * decides alone with the in-process limiter, and every such decision is counted
+ * (`observer.rateLimiterFallback`): degraded to per-instance limits, never open, never shut.
+ */
+import { Redis } from "ioredis";
+import type { Observer, RateLimitPolicy } from "../domain/ports/observer.ts";
+import type { RateDecision, RateLimit, RateLimiter } from "../domain/ports/rate-limiter.ts";
+import type { Logger } from "../logger.ts";
+import { createMemoryRateLimiter } from "./rate-limiter-memory.ts";
+
+export interface RedisRateLimiterOptions {
+  url: string;
+  /** INTAKE_REDIS_KEY_PREFIX: instances of one deployment share their windows through it. */
+  keyPrefix?: string;
+  logger: Logger;
+  observer: Observer;
+  /** Clock of the in-process fallback (epoch ms). Redis windows run on Redis's own clock. */
+  now?: () => number;
+  /**
+   * Bound on one decision's round trip. Short: past it the request is decided in process
+   * rather than held up by a slow Redis.
+   */
+  commandTimeoutMs?: number;
+}
+
+/**
+ * A fixed window anchored at its first request. KEYS[1] the window's counter; ARGV[1] the
+ * limit; ARGV[2] the window in ms. Returns {admitted 1|0, count, ms until the window ends}.
+ * A refused request is not counted, so the counter never exceeds the limit.
+ */
+const WINDOW_SCRIPT = `
+local limit = tonumber(ARGV[1])
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+local admitted = 0
+if count < limit then
+  count = redis.call('INCR', KEYS[1])
+  admitted = 1
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  ttl = tonumber(ARGV[2])
+end
+return {admitted, count, ttl}
+`;
+
+type WindowReply = [number, number, number];
+
+interface WithWindowCommand {
+  intakeRateWindow(key: string, limit: number, windowMs: number): Promise<WindowReply>;
+}
+
+/** At most one warning per this interval: an outage must not flood the log. */
+const WARN_INTERVAL_MS = 10_000;
+
+export async function createRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RateLimiter> {
+  const prefix = options.keyPrefix ?? "intake";
+  const { logger, observer } = options;
+  const now = options.now ?? Date.now;
+  const local = createMemoryRateLimiter({ now });
+  let lastWarned = Number.NEGATIVE_INFINITY;
+  let suppressed = 0;
+  let closed = false;
+
+  const connection = new Redis(options.url, {
+    connectionName: `${prefix}:ratelimit`,
+    // A decision never waits for a connection: while it is down, decide in process at once.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: options.commandTimeoutMs ?? 250,
+    connectTimeout: 2_000,
+    lazyConnect: true,
+    // Concurrent decisions leave in one write (one pipeline per event-loop tick).
+    enableAutoPipelining: true,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 5), 1_000) + Math.floor(Math.random() * 50),
+  });
+  connection.defineCommand("intakeRateWindow", { numberOfKeys: 1, lua: WINDOW_SCRIPT });
+  const script = connection as unknown as WithWindowCommand;
+
+  const warn = (reason: string) => {
+    const at = Date.now();
+    if (at - lastWarned < WARN_INTERVAL_MS) {
+      suppressed += 1;
+      return;
+    }
+    logger.warn("rate limits: redis unreachable; this instance limits alone", { reason, suppressed });
+    lastWarned = at;
+    suppressed = 0;
+  };
+  connection.on("error", (error: unknown) => warn(error instanceof Error ? error.message : "connection error"));
+
+  function fallback(policy: RateLimitPolicy, key: string, limit: RateLimit, reason: string): RateDecision {
+    observer.rateLimiterFallback(policy);
+    if (!closed) warn(reason);
+    return local.take(policy, key, limit) as RateDecision;
+  }
+
+  function take(policy: RateLimitPolicy, key: string, limit: RateLimit): RateDecision | Promise<RateDecision> {
+    if (connection.status !== "ready") return fallback(policy, key, limit, `connection is ${connection.status}`);
+    const windowMs = limit.windowSeconds * 1000;
+    // The window length is part of the key: a changed rate_limit starts a fresh window.
+    const redisKey = `${prefix}:rl:${policy}:${key}:${limit.windowSeconds}`;
+    return script.intakeRateWindow(redisKey, limit.limit, windowMs).then(
+      ([admitted, count, ttl]) => ({
+        policy,
+        allowed: admitted === 1,
+        limit: limit.limit,
+        windowSeconds: limit.windowSeconds,
+        remaining: Math.max(0, limit.limit - count),
+        resetSeconds: Math.max(1, Math.ceil(ttl / 1000)),
+      }),
+      (error: unknown) => fallback(policy, key, limit, error instanceof Error ? error.message : "command failed"),
+    );
+  }
+
+  // Bounded: an unreachable Redis must not stop Intake from starting (the fallback decides).
+  connection.connect().catch(() => {});
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    new Promise<void>((resolve) => connection.once("ready", () => resolve())),
+    new Promise<void>((resolve) => connection.once("error", () => resolve())),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 2_500);
+    }),
+  ]);
+  clearTimeout(timer);
+
+  return {
+    take,
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (connection.status === "ready") await connection.quit().catch(() => {});
+      connection.disconnect();
+      await local.close();
+    },
+  };
+}
