@@ -32,7 +32,7 @@ interface ElysiaValidationIssue {
   path?: string;
   summary?: string;
   message?: string;
-  schema?: { title?: unknown };
+  schema?: { title?: unknown; error?: unknown };
 }
 
 /**
@@ -46,7 +46,9 @@ export function validationIssues(error: unknown): FieldIssue[] {
   for (const issue of all) {
     const title = typeof issue.schema?.title === "string" ? issue.schema.title : "body";
     const field = (issue.path ?? "").replace(/^\//, "").replaceAll("/", ".") || title;
-    const message = issue.summary ?? issue.message ?? "is invalid";
+    // A schema's own `error` text says what is expected where TypeBox's would not (a union).
+    const custom = typeof issue.schema?.error === "string" ? issue.schema.error : undefined;
+    const message = custom ?? issue.summary ?? issue.message ?? "is invalid";
     const key = `${field}\u0000${message}`;
     if (seen.has(key)) continue;
     seen.add(key);

@@ -89,6 +89,8 @@ export const UpdateServiceBody = t.Object(
     rate_limit: t.Optional(
       t.Union([RateLimitSchema, t.Null()], {
         description: "sets the service's own ingest rate limit; null returns it to the deployment's default",
+        // TypeBox reports a failed union only as "should be one of": say what is expected.
+        error: `must be null or {"limit": 1..${MAX_LIMIT}, "window_seconds": 1..${MAX_WINDOW_SECONDS}}, whole numbers, no other field`,
       }),
     ),
     service_name: t.Optional(t.Unknown({ description: "immutable: naming it is 400 service_name_immutable" })),
