@@ -18,8 +18,11 @@ signing secrets, and the owning tenant.
 Send \`Authorization: Bearer service_live_...\` on every route except \`GET /v1/health\` and
 \`POST /v1/ingest/{service_id}\` (signed with \`X-Service-Signature\` instead). Every error has the
 shape \`{"error": {"code", "message", "request_id", "details"?}}\`: branch on \`code\`. A known path
-called with another method is \`405 method_not_allowed\` with \`Allow\`; when a rate limit is
-configured, any route may answer \`429 rate_limited\` with \`Retry-After\`.
+called with another method is \`405 method_not_allowed\` with \`Allow\`. When a rate limit is
+configured (\`INTAKE_RATE_LIMIT_API\` per token, \`INTAKE_RATE_LIMIT_INGEST\` or a service's own
+\`rate_limit\` per service), every answer of a limited route carries \`RateLimit-Policy\` and
+\`RateLimit\`, and a spent limit is \`429 rate_limited\` with \`Retry-After\`. \`GET /v1/health\`
+is never limited.
 
 Internal callers can make the same calls over Connect, gRPC-Web and gRPC (see docs/rpc.md).`;
 
@@ -79,6 +82,42 @@ function addDetailResponses(paths: Paths, routes: RouteRecord[]) {
   }
 }
 
+/** The IETF fields (draft-ietf-httpapi-ratelimit-headers) a limited route answers with. */
+const RATE_LIMIT_HEADERS = {
+  "RateLimit-Policy": {
+    description:
+      'When a limit applies: `"api";q=<requests>;w=<window seconds>` (per token) or `"ingest";q=…;w=…` (per service)',
+    schema: { type: "string", examples: ['"api";q=1000;w=60'] },
+  },
+  RateLimit: {
+    description:
+      "When a limit applies: `r` requests left in the window, `t` seconds until the window resets (when spent: until a request is admitted again)",
+    schema: { type: "string", examples: ['"api";r=998;t=42'] },
+  },
+};
+
+const RETRY_AFTER_HEADER = {
+  description: "Seconds until a request is admitted again (the RateLimit field's `t`)",
+  schema: { type: "integer", minimum: 1 },
+};
+
+/** Every operation but the health probe is limited when a limit is configured: declare the fields. */
+function addRateLimitHeaders(paths: Paths) {
+  for (const [path, operations] of Object.entries(paths)) {
+    if (path === "/v1/health" || !operations) continue;
+    for (const operation of Object.values(operations)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const r = response as { headers?: Record<string, unknown> };
+        r.headers = {
+          ...r.headers,
+          ...RATE_LIMIT_HEADERS,
+          ...(status === "429" && { "Retry-After": RETRY_AFTER_HEADER }),
+        };
+      }
+    }
+  }
+}
+
 function docsPage(): string {
   // Scalar's defaults fetch web fonts and offer hosted extras (client, AI agent, MCP, deploy
   // toolbar): all off, so nothing on the page leads off this origin. Every tag open: fifteen
@@ -133,6 +172,7 @@ export function apiDocsRoutes(options: ApiDocsOptions) {
     const generated = toOpenAPISchema(view, EXCLUDE, undefined, undefined, "3.1.0");
     const paths = generated.paths as Paths;
     addDetailResponses(paths, routes);
+    addRateLimitHeaders(paths);
     const body = JSON.stringify({
       openapi: "3.1.0",
       info: { title: "Intake API", version: options.version, description: DESCRIPTION },

@@ -141,3 +141,30 @@ test("404 for /openapi.json, /docs and the bundle when INTAKE_API_DOCS=false", a
   // The API itself is unaffected.
   expect((await world.request("GET", "/v1/tenant")).status).toBe(200);
 });
+
+test("limited operations document 429 with Retry-After and the RateLimit fields on every response; health none", async () => {
+  world = await createWorld();
+  const doc = await openapi(world);
+  type Headed = { headers?: Record<string, unknown> };
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const responses = op.responses as Record<string, Headed>;
+      if (path === "/v1/health") {
+        expect(responses["429"]).toBeUndefined();
+        continue;
+      }
+      expect(Object.keys(responses)).toContain("429");
+      expect(Object.keys(responses["429"]?.headers ?? {})).toContain("Retry-After");
+      for (const [status, response] of Object.entries(responses)) {
+        expect({ at: `${method} ${path} ${status}`, keys: Object.keys(response.headers ?? {}) }).toEqual({
+          at: `${method} ${path} ${status}`,
+          keys: expect.arrayContaining(["RateLimit-Policy", "RateLimit"]),
+        });
+      }
+    }
+  }
+  const patch = doc.paths["/v1/services/{id}"]?.patch?.requestBody?.content["application/json"]?.schema as {
+    properties: Record<string, unknown>;
+  };
+  expect(JSON.stringify(patch.properties.rate_limit)).toContain('"maximum":86400');
+});
