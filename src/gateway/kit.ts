@@ -21,6 +21,11 @@ import { readCapped } from "./http.ts";
 export const MAX_BODY_BYTES = 64 * 1024;
 
 const RAW = Symbol("raw body");
+
+/** A call context, plus the rate-limit decision of the request (null: its route is not limited). */
+interface RecordedCall extends CallContext {
+  rate: RateDecision | null;
+}
 type Buffered = { [RAW]: Uint8Array | null };
 
 /** The slice of Elysia's context the hooks use. */
@@ -98,18 +103,19 @@ function judgeBody(ctx: HookContext): void {
 }
 
 export function createKit(admission: Admission) {
-  const calls = new WeakMap<Request, CallContext>();
-  /** The rate-limit decision each limited request was taken under: its answer carries the fields. */
-  const rates = new WeakMap<Request, RateDecision>();
+  /**
+   * Each request's call context, and the rate-limit decision it was taken under (its answer
+   * carries the fields): one map, so a limited request costs no second lookup.
+   */
+  const calls = new WeakMap<Request, RecordedCall>();
 
   function remember(ctx: Pick<HookContext, "request" | "params">, { principal, rate }: Admitted): CallContext {
-    if (rate) rates.set(ctx.request, rate);
     // A path segment that is not valid percent-encoding (`%E0%A4%A`) reaches here as null, and
     // would fail the params schema as a 400: it names no resource, so it is a 404 (SPEC §1).
     for (const key in ctx.params) {
       if (typeof ctx.params[key] !== "string") throw connectErrorFor("not_found", "No such resource.");
     }
-    const call: CallContext = { values: createContextValues().set(principalKey, principal) };
+    const call: RecordedCall = { values: createContextValues().set(principalKey, principal), rate };
     calls.set(ctx.request, call);
     // The access log reads the principal from the request after the response (rpc/observe.ts).
     tagCall(ctx.request, call);
@@ -160,7 +166,7 @@ export function createKit(admission: Admission) {
       return {
         parse: bufferBody,
         transform: (ctx: HookContext) => {
-          calls.set(ctx.request, { values: createContextValues() });
+          calls.set(ctx.request, { values: createContextValues(), rate: null });
           judgeBody(ctx);
         },
       };
@@ -171,12 +177,17 @@ export function createKit(admission: Admission) {
      * rate-limit decision into it, for `rateOf`.
      */
     open(request: Request): CallContext {
-      return { values: createContextValues().set(rateLimitSinkKey, (rate) => rates.set(request, rate)) };
+      const call: RecordedCall = { values: createContextValues(), rate: null };
+      call.values.set(rateLimitSinkKey, (rate) => {
+        call.rate = rate;
+      });
+      calls.set(request, call);
+      return call;
     },
 
     /** The rate-limit decision this request was taken under, if its route is limited. */
     rateOf(request: Request): RateDecision | undefined {
-      return rates.get(request);
+      return calls.get(request)?.rate ?? undefined;
     },
 
     /** The context admission built for this request. */

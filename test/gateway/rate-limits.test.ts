@@ -5,6 +5,7 @@
  * 429 changes nothing.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { noopObserver, type RateLimitPolicy } from "../../src/domain/ports/observer.ts";
 import { createWorld, type Reply, type World } from "../support/harness.ts";
 import { sign } from "../support/signing.ts";
 import { testStack } from "../support/stack.ts";
@@ -356,4 +357,19 @@ describe("INTAKE_RATE_LIMIT_INGEST and a service's own rate_limit", () => {
     }
     expect((await world.request("GET", `/v1/services/${svc.id}`)).body.rate_limit).toBeNull();
   });
+});
+
+test("each 429 is counted under its policy (observer.rateLimited), admitted requests are not", async () => {
+  const counted: RateLimitPolicy[] = [];
+  world = await createWorld({
+    env: { INTAKE_RATE_LIMIT_API: "2/60s", INTAKE_RATE_LIMIT_INGEST: "1/60s" },
+    observer: { ...noopObserver, rateLimited: (policy) => counted.push(policy) },
+  });
+  const svc = await world.createService(); // 1st of the token's 2
+  expect((await world.request("GET", "/v1/tenant")).status).toBe(200);
+  expect((await world.request("GET", "/v1/tenant")).status).toBe(429);
+  expect((await world.request("GET", "/v1/services")).status).toBe(429);
+  expect((await ingest(world, svc.id, svc.secret)).status).toBe(202);
+  expect((await ingest(world, svc.id, svc.secret)).status).toBe(429);
+  expect(counted).toEqual(["api", "api", "ingest"]);
 });
