@@ -262,3 +262,43 @@ describe("the CLI at start", () => {
     expect(stderr).not.toContain(key);
   });
 });
+
+describe("rate limits", () => {
+  test("unset or empty: no limit", () => {
+    const config = parseConfig({ INTAKE_RATE_LIMIT_INGEST: "" });
+    expect(config.rateLimitApi).toBeNull();
+    expect(config.rateLimitIngest).toBeNull();
+  });
+
+  test("<n>/<s>s is read as limit and window", () => {
+    const config = parseConfig({ INTAKE_RATE_LIMIT_API: "1000/60s", INTAKE_RATE_LIMIT_INGEST: "1/86400s" });
+    expect(config.rateLimitApi).toEqual({ limit: 1000, windowSeconds: 60 });
+    expect(config.rateLimitIngest).toEqual({ limit: 1, windowSeconds: 86400 });
+  });
+
+  test("a bad value is one line naming the variable", () => {
+    for (const raw of [
+      "1000/60",
+      "1000",
+      "0/60s",
+      "10/0s",
+      "10/86401s",
+      "1000000001/1s",
+      "-1/5s",
+      "10/1.5s",
+      "ten/60s",
+    ]) {
+      let error: unknown;
+      try {
+        parseConfig({ INTAKE_RATE_LIMIT_API: raw });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      const problems = (error as ConfigError).problems;
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toStartWith("INTAKE_RATE_LIMIT_API must be <requests>/<seconds>s");
+      expect(problems[0]).toContain(`(got "${raw}")`);
+    }
+  });
+});
