@@ -113,8 +113,12 @@ export function createAdmission(tokens: Tokens, logger: Logger, apiRateLimit: Ap
       logger.error("rpc method without an access policy", { method });
       throw connectErrorFor("internal_error", INTERNAL_MESSAGE);
     }
-    // Ingest's decision is taken inside the implementation, after the signature verifies.
-    context.values.set(rateLimitSinkKey, (rate) => setRateLimitHeaders(context.responseHeader, rate));
+    // Ingest's decision is taken inside the implementation, after the signature verifies. A
+    // refusal carries the fields in its error metadata (rpc/errors.ts), which Connect appends
+    // to these headers: writing them here too would send each twice.
+    context.values.set(rateLimitSinkKey, (rate) => {
+      if (rate.allowed) setRateLimitHeaders(context.responseHeader, rate);
+    });
     if (policy.bearer) {
       const { principal, rate } = await admit(context.requestHeader.get("authorization"), method as MethodName);
       context.values.set(principalKey, principal);

@@ -373,3 +373,37 @@ test("each 429 is counted under its policy (observer.rateLimited), admitted requ
   expect((await ingest(world, svc.id, svc.secret)).status).toBe(429);
   expect(counted).toEqual(["api", "api", "ingest"]);
 });
+
+test("RPC Ingest: the service's limit after the signature, resource_exhausted/rate_limited, fields as headers", async () => {
+  world = await createWorld({ env: { INTAKE_RATE_LIMIT_INGEST: "1/60s" } });
+  const svc = await world.createService();
+  const call = (signature: string) => {
+    const payload = '{"a":1}';
+    return world?.app.fetch(
+      new Request("http://intake.test/intake.v1.IngestService/Ingest", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          serviceId: svc.id,
+          signature: signature || sign(svc.secret, payload, world?.clock.now() ?? 0),
+          payload: Buffer.from(payload).toString("base64"),
+        }),
+      }),
+    ) as Promise<Response>;
+  };
+  const unsigned = await call("t=1,v1=00");
+  expect(unsigned.status).toBe(401);
+  expect(unsigned.headers.get("ratelimit")).toBeNull();
+  const ok = await call("");
+  expect(ok.status).toBe(200);
+  expect(ok.headers.get("ratelimit-policy")).toBe('"ingest";q=1;w=60');
+  expect(ok.headers.get("ratelimit")).toMatch(/^"ingest";r=0;t=\d+$/);
+  const refused = await call("");
+  expect(refused.status).toBe(429);
+  const text = await refused.text();
+  expect(text).toContain("resource_exhausted");
+  expect(text).toContain("rate_limited");
+  expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+  expect(refused.headers.get("ratelimit")).toMatch(/^"ingest";r=0;t=\d+$/);
+  expect(await storedEvents(world, svc.id)).toBe(1);
+});
