@@ -57,7 +57,7 @@ interface RouteRecord {
   path: string;
   hooks?: RouteHooks;
 }
-type Operation = { responses?: Record<string, unknown> };
+type Operation = { responses?: Record<string, unknown>; security?: unknown[] };
 type Paths = Record<string, Record<string, Operation> | undefined>;
 
 /**
@@ -101,11 +101,16 @@ const RETRY_AFTER_HEADER = {
   schema: { type: "integer", minimum: 1 },
 };
 
-/** Every operation but the health probe is limited when a limit is configured: declare the fields. */
+/**
+ * The limited operations (bearer routes and ingest; not health, not setup) declare the fields
+ * on every response when a limit is configured.
+ */
 function addRateLimitHeaders(paths: Paths) {
   for (const [path, operations] of Object.entries(paths)) {
-    if (path === "/v1/health" || !operations) continue;
+    if (!operations) continue;
     for (const operation of Object.values(operations)) {
+      const limited = path.startsWith("/v1/ingest/") || (operation.security?.length ?? 0) > 0;
+      if (!limited) continue;
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const r = response as { headers?: Record<string, unknown> };
         r.headers = {
