@@ -170,6 +170,16 @@ describe.if(present)("the console's first-run journey", () => {
     await page.getByRole("button", { name: "Resume ingestion" }).waitFor();
     expect((await signedPost(serviceId, secret, '{"type":"late"}')).status).toBe(409);
 
+    // The service's own ingest rate limit: 1 per minute, then 429 (it is decided before 409).
+    await page.getByLabel("Requests").fill("1");
+    await page.getByLabel("per seconds").fill("60");
+    await page.getByRole("button", { name: "Set rate limit" }).click();
+    await page.getByText("1 per 60 s (this service's own)").waitFor();
+    expect((await signedPost(serviceId, secret, '{"type":"late"}')).status).toBe(409);
+    expect((await signedPost(serviceId, secret, '{"type":"later"}')).status).toBe(429);
+    await page.getByRole("button", { name: "Use the default" }).click();
+    await page.getByText("the deployment's default").waitFor();
+
     // Rotate: the new secret is shown once, with the old one's expiry.
     await page.getByRole("button", { name: "Rotate signing secret" }).click();
     const rotated = (await page.getByLabel("New signing secret").textContent())?.trim() ?? "";

@@ -203,6 +203,12 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
         <dd>
           <code>{service.signingSecretPrefix}…</code>
         </dd>
+        <dt>Ingest rate limit</dt>
+        <dd>
+          {service.rateLimit
+            ? `${service.rateLimit.limit} per ${service.rateLimit.windowSeconds} s (this service's own)`
+            : "the deployment's default"}
+        </dd>
         <dt>Previous secret valid until</dt>
         <dd>
           <Time at={service.previousSecretExpiresAt} />
@@ -238,6 +244,7 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
         </Action>
       </div>
       <ErrorNotice failure={act.failure} />
+      <RateLimitForm service={service} denied={change} onSaved={setService} />
       {rotated && (
         <>
           <ShownOnce label="New signing secret" value={rotated.secret} />
@@ -298,5 +305,70 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
         )}
       </form>
     </main>
+  );
+}
+
+/**
+ * The service's own ingest rate limit (docs/rate-limits.md): set it, or return to the
+ * deployment's default. The bounds are the API's; the API judges them again.
+ */
+function RateLimitForm(props: { service: Service; denied: string | null; onSaved: (service: Service) => void }) {
+  const { service, denied } = props;
+  const save = useCall();
+  const [limit, setLimit] = useState(String(service.rateLimit?.limit ?? ""));
+  const [windowSeconds, setWindowSeconds] = useState(String(service.rateLimit?.windowSeconds ?? ""));
+  const apply = async (rateLimit: { limit: number; windowSeconds: number } | null) => {
+    const res = await save.run(() =>
+      api.services.updateService(rateLimit ? { id: service.id, rateLimit } : { id: service.id, resetRateLimit: true }),
+    );
+    if (res?.service) props.onSaved(res.service);
+  };
+  return (
+    <>
+      <h2>Ingest rate limit</h2>
+      <form
+        class="row"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          await apply({ limit: Number(limit), windowSeconds: Number(windowSeconds) });
+        }}
+      >
+        <label>
+          Requests
+          <input
+            type="number"
+            required
+            min={1}
+            max={1_000_000_000}
+            step={1}
+            value={limit}
+            disabled={denied !== null}
+            onInput={(e) => setLimit(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          per seconds
+          <input
+            type="number"
+            required
+            min={1}
+            max={86_400}
+            step={1}
+            value={windowSeconds}
+            disabled={denied !== null}
+            onInput={(e) => setWindowSeconds(e.currentTarget.value)}
+          />
+        </label>
+        <button type="submit" disabled={denied !== null || save.busy}>
+          Set rate limit
+        </button>
+        {service.rateLimit && (
+          <Action denied={denied} busy={save.busy} onClick={() => void apply(null)}>
+            Use the default
+          </Action>
+        )}
+      </form>
+      <ErrorNotice failure={save.failure} />
+    </>
   );
 }
