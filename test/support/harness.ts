@@ -6,7 +6,6 @@
  */
 import { type App, createApp } from "../../src/app.ts";
 import { type Env, loadKeyMaterial, parseConfig } from "../../src/config.ts";
-import type { Observer } from "../../src/domain/ports/observer.ts";
 import type { Clock, PermissionMode } from "../../src/domain/types.ts";
 import { createLogger } from "../../src/logger.ts";
 import { acquireStack } from "./stack.ts";
@@ -69,8 +68,6 @@ export interface World {
 export interface WorldOptions {
   env?: Env;
   permissionMode?: PermissionMode;
-  /** What the app reports outcomes to (metrics); nothing by default. */
-  observer?: Observer;
 }
 
 export async function createWorld(options: WorldOptions = {}): Promise<World> {
@@ -86,7 +83,6 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
       keys: loadKeyMaterial(config),
       logger: createLogger((l) => logs.push(l)),
       clock,
-      ...(options.observer && { observer: options.observer }),
     });
     boot = await app.domain.tokens.bootstrapTenant({
       name: "Acme",
