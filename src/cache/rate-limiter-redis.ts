@@ -56,6 +56,13 @@ interface WithWindowCommand {
 
 /** At most one warning per this interval: an outage must not flood the log. */
 const WARN_INTERVAL_MS = 10_000;
+/**
+ * After a decision failed or timed out, the next ones are taken in process for this long
+ * before Redis is asked again. A silent partition (packets dropped, the connection still
+ * "ready") would otherwise hold every limited request for the whole command timeout; this
+ * way at most one request per interval pays it.
+ */
+const BACK_OFF_MS = 1_000;
 
 export async function createRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RateLimiter> {
   const prefix = options.keyPrefix ?? "intake";
@@ -65,6 +72,8 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
   let lastWarned = Number.NEGATIVE_INFINITY;
   let suppressed = 0;
   let closed = false;
+  /** Date.now() before which decisions skip Redis (see BACK_OFF_MS). */
+  let skipUntil = 0;
 
   const connection = new Redis(options.url, {
     connectionName: `${prefix}:ratelimit`,
@@ -102,6 +111,7 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
 
   function take(policy: RateLimitPolicy, key: string, limit: RateLimit): RateDecision | Promise<RateDecision> {
     if (connection.status !== "ready") return fallback(policy, key, limit, `connection is ${connection.status}`);
+    if (skipUntil !== 0 && Date.now() < skipUntil) return fallback(policy, key, limit, "backing off after a failure");
     const windowMs = limit.windowSeconds * 1000;
     // The window length is part of the key: a changed rate_limit starts a fresh window.
     const redisKey = `${prefix}:rl:${policy}:${key}:${limit.windowSeconds}`;
@@ -114,7 +124,10 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
         remaining: Math.max(0, limit.limit - count),
         resetSeconds: Math.max(1, Math.ceil(ttl / 1000)),
       }),
-      (error: unknown) => fallback(policy, key, limit, error instanceof Error ? error.message : "command failed"),
+      (error: unknown) => {
+        skipUntil = Date.now() + BACK_OFF_MS;
+        return fallback(policy, key, limit, error instanceof Error ? error.message : "command failed");
+      },
     );
   }
 

@@ -198,3 +198,37 @@ describe.skipIf(!redisUp)("Redis limiter while Redis is unreachable", () => {
     }
   }, 30_000);
 });
+
+describe.skipIf(!redisUp)("Redis limiter behind a silent partition", () => {
+  test("only the first decision waits for the command timeout; the rest are decided in process at once", async () => {
+    const upstream = new URL(TEST_REDIS_URL);
+    const proxy = await startTcpProxy({ hostname: upstream.hostname, port: Number(upstream.port || 6379) });
+    const prefix = randomRedisPrefix();
+    prefixes.push(prefix);
+    const { observer, fallbacks } = countingObserver();
+    const limiter = await createRedisRateLimiter({
+      url: `redis://127.0.0.1:${proxy.port}`,
+      keyPrefix: prefix,
+      logger: createLogger(() => {}),
+      observer,
+      commandTimeoutMs: 300,
+    });
+    try {
+      expect((await takeN(limiter, 1, "svc_b", 4))[0]?.allowed).toBe(true);
+      proxy.blackhole();
+      const first = performance.now();
+      await limiter.take("api", "svc_b", { limit: 4, windowSeconds: 10 });
+      // The link looks alive: the first decision waits out the command timeout, then falls back.
+      expect(performance.now() - first).toBeGreaterThanOrEqual(250);
+      const rest = performance.now();
+      const decisions = await takeN(limiter, 6, "svc_b", 4);
+      expect(performance.now() - rest).toBeLessThan(250);
+      // In process from the first fallback on: 4 of its 7 admitted, and each one counted.
+      expect(decisions.filter((d) => d.allowed).length).toBe(3);
+      expect(fallbacks.length).toBe(7);
+    } finally {
+      await limiter.close();
+      proxy.close();
+    }
+  }, 30_000);
+});
