@@ -155,11 +155,11 @@ describe("INTAKE_RATE_LIMIT_API (per bearer token)", () => {
     expect(await world.app.store.services.list(tenantId, { limit: 100 })).toEqual([]);
   });
 
-  test("health and the API description are never limited and carry no RateLimit fields", async () => {
+  test("health, the API description, the console and /metrics are never limited nor carry RateLimit fields", async () => {
     world = await createWorld({ env: { INTAKE_RATE_LIMIT_API: "1/60s" } });
     await world.request("GET", "/v1/tenant");
     expect((await world.request("GET", "/v1/tenant")).status).toBe(429);
-    for (const path of ["/v1/health", "/openapi.json", "/docs"]) {
+    for (const path of ["/v1/health", "/openapi.json", "/docs", "/console", "/metrics"]) {
       for (let i = 0; i < 3; i++) {
         const reply = await world.request("GET", path);
         expect(reply.status).toBe(200);
