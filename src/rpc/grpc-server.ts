@@ -14,6 +14,30 @@ import { callOf, type RequestObserver, tagCall } from "./observe.ts";
 import { POLICY } from "./policy.ts";
 import { RPC_SERVICE_NAMES, type RpcRouterDeps, registerServices, rpcRouterOptions } from "./router.ts";
 
+/**
+ * `grpc-message` in the gRPC spec's own percent-encoding: only bytes outside printable ASCII,
+ * and "%", are escaped. connect-es escapes with encodeURIComponent (":" becomes "%3A", valid
+ * but more than needed) and @grpc/grpc-js decodes with decodeURI, which leaves "%3A" as it
+ * is, so grpc-js callers read "Authorization%3A Bearer". The minimal form reads the same in
+ * every decoder (docs/rpc.md).
+ */
+export function canonicalGrpcMessage(wire: string): string {
+  let text: string;
+  try {
+    text = decodeURIComponent(wire);
+  } catch {
+    return wire;
+  }
+  let out = "";
+  for (const byte of new TextEncoder().encode(text)) {
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
 export interface GrpcListener {
   /** The bound port (the ephemeral one when asked for port 0). */
   readonly port: number;
@@ -87,6 +111,12 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
         });
       });
     }
+    const addTrailers = res.addTrailers.bind(res);
+    res.addTrailers = (trailers) => {
+      const message = trailers["grpc-message"];
+      if (typeof message === "string") trailers["grpc-message"] = canonicalGrpcMessage(message);
+      addTrailers(trailers);
+    };
     handler(req, res);
   });
   const sessions = new Set<Http2Session>();

@@ -7,11 +7,15 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { ErrorDetailSchema } from "../../gen/intake/v1/errors_pb.ts";
+import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
+import { canonicalGrpcMessage } from "../../src/rpc/grpc-server.ts";
 import { sign } from "../support/signing.ts";
-import { type Served, serveWorld } from "./support.ts";
+import { failure, type Served, serveWorld } from "./support.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const PROTO_FILES = [
@@ -92,12 +96,14 @@ function restCodeOf(error: grpc.ServiceError): string | undefined {
   return undefined;
 }
 
-async function rejection(promise: Promise<unknown>): Promise<{ code: grpc.status; restCode?: string }> {
+async function rejection(
+  promise: Promise<unknown>,
+): Promise<{ code: grpc.status; restCode?: string; details?: string }> {
   try {
     await promise;
   } catch (error) {
     const e = error as grpc.ServiceError;
-    return { code: e.code, restCode: restCodeOf(e) };
+    return { code: e.code, restCode: restCodeOf(e), details: e.details };
   }
   throw new Error("expected the call to fail");
 }
@@ -153,27 +159,48 @@ test("intake.v1 calls work from grpc-js with the bearer token in `authorization`
 });
 
 test("UNAUTHENTICATED missing_credentials and invalid_credentials, read from grpc-status-details-bin", async () => {
-  expect(await rejection(call("intake.v1.TenantService", "GetTenant", {}))).toEqual({
+  expect(await rejection(call("intake.v1.TenantService", "GetTenant", {}))).toMatchObject({
     code: grpc.status.UNAUTHENTICATED,
     restCode: "missing_credentials",
   });
-  expect(await rejection(call("intake.v1.TenantService", "GetTenant", {}, "service_live_garbage"))).toEqual({
+  expect(await rejection(call("intake.v1.TenantService", "GetTenant", {}, "service_live_garbage"))).toMatchObject({
     code: grpc.status.UNAUTHENTICATED,
     restCode: "invalid_credentials",
   });
+});
+
+test("an error message reads the same in grpc-js, in connect-node's gRPC transport and over REST (no %3A)", async () => {
+  const fromGrpcJs = (await rejection(call("intake.v1.TenantService", "GetTenant", {}))).details;
+  const connect = createClient(TenantService, createGrpcTransport({ baseUrl: served.grpcUrl }));
+  const fromConnect = (await failure(connect.getTenant({}))).message;
+  const fromRest = (await served.world.request("GET", "/v1/tenant", { token: null })).body.error.message;
+  expect(fromRest).toContain("Authorization: Bearer <token>");
+  expect(fromGrpcJs).toBe(fromRest);
+  expect(fromConnect).toBe(fromRest);
+});
+
+test("grpc-message carries the gRPC spec's percent-encoding: only non-printable bytes and % are escaped", () => {
+  const text = "Send an Authorization: Bearer <token> header; 100% sûr, 🙂.";
+  const wire = canonicalGrpcMessage(encodeURIComponent(text));
+  expect(wire).toBe("Send an Authorization: Bearer <token> header; 100%25 s%C3%BBr, %F0%9F%99%82.");
+  // What grpc-js does (decodeURI) and what connect-es does (decodeURIComponent) agree on it.
+  expect(decodeURI(wire)).toBe(text);
+  expect(decodeURIComponent(wire)).toBe(text);
 });
 
 test("PERMISSION_DENIED token_scope_insufficient vs owner_required", async () => {
   const readOnly = await served.world.mint({ scope: "read_only", role: "owner" });
   expect(
     await rejection(call("intake.v1.ServiceRegistryService", "CreateService", { service_name: "x" }, readOnly.token)),
-  ).toEqual({ code: grpc.status.PERMISSION_DENIED, restCode: "token_scope_insufficient" });
+  ).toMatchObject({ code: grpc.status.PERMISSION_DENIED, restCode: "token_scope_insufficient" });
 
   const admin = await served.world.mint({ scope: "read_write", role: "admin" });
-  expect(await rejection(call("intake.v1.TenantService", "UpdateTenant", { name: "Mine" }, admin.token))).toEqual({
-    code: grpc.status.PERMISSION_DENIED,
-    restCode: "owner_required",
-  });
+  expect(await rejection(call("intake.v1.TenantService", "UpdateTenant", { name: "Mine" }, admin.token))).toMatchObject(
+    {
+      code: grpc.status.PERMISSION_DENIED,
+      restCode: "owner_required",
+    },
+  );
 });
 
 test("NOT_FOUND not_found for another tenant's service", async () => {
@@ -182,5 +209,5 @@ test("NOT_FOUND not_found for another tenant's service", async () => {
   const id = (theirs.service as Json).id;
   expect(
     await rejection(call("intake.v1.ServiceRegistryService", "GetService", { id }, served.world.ownerToken)),
-  ).toEqual({ code: grpc.status.NOT_FOUND, restCode: "not_found" });
+  ).toMatchObject({ code: grpc.status.NOT_FOUND, restCode: "not_found" });
 });
