@@ -3,8 +3,9 @@
  * cache, the domain, the rpc implementations and the gateway, and returns them with one
  * `close` for shutdown. No module-level state: two apps in one process share nothing.
  */
-
-import type { Config, KeyMaterial } from "./config.ts";
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
+import { type Config, ConfigError, describeStore, type KeyMaterial, rootCause } from "./config.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
 import { createIdGenerator } from "./domain/ids.ts";
 import { createIngest } from "./domain/ingest.ts";
@@ -35,22 +36,48 @@ export interface AppOptions {
   clock?: Clock;
 }
 
+/**
+ * Opens the store and applies migrations. A store that cannot be opened stops the start with
+ * one line naming the variable, the place (never a password) and the driver's reason.
+ */
 export async function openStore(config: Config): Promise<Store> {
-  const store =
-    config.database.kind === "postgres"
-      ? (await import("./store/postgres/store.ts")).createPostgresStore({
-          url: config.database.url,
-          timeoutMs: config.databaseTimeoutMs,
-        })
-      : (await import("./store/sqlite/store.ts")).createSqliteStore({ path: config.database.path });
-  await store.migrate();
-  return store;
+  let store: Store | undefined;
+  try {
+    store =
+      config.database.kind === "postgres"
+        ? (await import("./store/postgres/store.ts")).createPostgresStore({
+            url: config.database.url,
+            timeoutMs: config.databaseTimeoutMs,
+          })
+        : (await import("./store/sqlite/store.ts")).createSqliteStore({ path: config.database.path });
+    await store.migrate();
+    return store;
+  } catch (error) {
+    await store?.close().catch(() => {});
+    let cause = rootCause(error);
+    const { database } = config;
+    if (database.kind === "sqlite" && database.path !== ":memory:" && !existsSync(dirname(database.path)))
+      cause += `; the directory ${dirname(database.path)} does not exist`;
+    if (config.database.kind === "postgres") {
+      const password = URL.canParse(config.database.url) ? new URL(config.database.url).password : "";
+      if (password) cause = cause.replaceAll(password, "***").replaceAll(decodeURIComponent(password), "***");
+    }
+    throw new ConfigError([
+      `${config.databaseVariable}: cannot open the store (${describeStore(config.database)}): ${cause}`,
+    ]);
+  }
 }
 
-async function openCache(config: Config, logger: Logger, clock: Clock, observer: Observer): Promise<Cache> {
+/** The cache, and what is serving right now (the startup log line reports it, not the configuration). */
+async function openCache(
+  config: Config,
+  logger: Logger,
+  clock: Clock,
+  observer: Observer,
+): Promise<{ cache: Cache; serving: () => { cache: "memory" | "redis"; redis?: string } }> {
   if (config.redisUrl) {
     const { createRedisCache } = await import("./cache/redis.ts");
-    return createRedisCache({
+    const cache = await createRedisCache({
       url: config.redisUrl,
       keyPrefix: config.redisKeyPrefix,
       maxAgeMs: config.cacheMaxAgeMs,
@@ -58,9 +85,16 @@ async function openCache(config: Config, logger: Logger, clock: Clock, observer:
       now: () => clock.now(),
       observer,
     });
+    return {
+      cache,
+      serving: () =>
+        cache.sharedTierUp()
+          ? { cache: "redis" }
+          : { cache: "memory", redis: "unreachable; in-process tier only, reconnecting in the background" },
+    };
   }
   const { createMemoryCache } = await import("./cache/memory.ts");
-  return createMemoryCache({ now: () => clock.now(), observer });
+  return { cache: createMemoryCache({ now: () => clock.now(), observer }), serving: () => ({ cache: "memory" }) };
 }
 
 /**
@@ -152,7 +186,7 @@ export async function createApp(options: AppOptions) {
   const observer = metrics?.observer ?? noopObserver;
   const requests = createRequestObserver({ observer, metrics: metrics !== null, accessLog: config.accessLog, logger });
   const store = await openStore(config);
-  const cache = await openCache(config, logger, clock, observer);
+  const { cache, serving: cacheServing } = await openCache(config, logger, clock, observer);
   const rateLimiter = await openRateLimiter(config, logger, clock, observer);
   const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer });
   const admission = createAdmission(
@@ -191,6 +225,8 @@ export async function createApp(options: AppOptions) {
     store,
     cache,
     rateLimiter,
+    /** What is serving as the cache now (`memory` while a configured Redis is unreachable). */
+    cacheServing,
     domain,
     impls,
     admission,

@@ -19,6 +19,8 @@ export interface Config {
   grpcPort: number;
   dataDir: string;
   database: DatabaseConfig;
+  /** The variable the store's location came from, for messages that must name it. */
+  databaseVariable: "DATABASE_URL" | "INTAKE_DATA_DIR";
   redisUrl: string | null;
   /**
    * Prefix of every Redis key and channel (INTAKE_REDIS_KEY_PREFIX): deployments sharing one
@@ -115,6 +117,30 @@ function database(env: Env, dataDir: string, problems: string[]): DatabaseConfig
   return { kind: "sqlite", path: ":memory:" };
 }
 
+/**
+ * Where the store is, for people: the SQLite file's path, or PostgreSQL's user@host:port/db.
+ * Never the password.
+ */
+export function describeStore(db: DatabaseConfig): string {
+  if (db.kind === "sqlite") return db.path === ":memory:" ? "SQLite in memory" : `SQLite file ${db.path}`;
+  try {
+    const url = new URL(db.url);
+    const user = url.username ? `${decodeURIComponent(url.username)}@` : "";
+    return `PostgreSQL ${user}${url.hostname || "localhost"}:${url.port || "5432"}${url.pathname || "/"}`;
+  } catch {
+    return "PostgreSQL (the URL does not parse)";
+  }
+}
+
+/** The innermost cause's message: what the driver or the OS said. */
+export function rootCause(error: unknown): string {
+  let e: unknown = error;
+  for (let depth = 0; e instanceof Error && e.cause instanceof Error && depth < 5; depth++) e = e.cause;
+  if (!(e instanceof Error)) return String(e);
+  const code = (e as { code?: unknown }).code;
+  return typeof code === "string" && !e.message.includes(code) ? `${e.message} (${code})` : e.message;
+}
+
 export function version(env: Env): string {
   return env.INTAKE_BUILD ? `${pkg.version}+${env.INTAKE_BUILD}` : pkg.version;
 }
@@ -192,6 +218,7 @@ export function parseConfig(env: Env): Config {
     grpcPort: integer(env, "INTAKE_GRPC_PORT", 50051, 0, 65535, problems),
     dataDir,
     database: db,
+    databaseVariable: env.DATABASE_URL ? "DATABASE_URL" : "INTAKE_DATA_DIR",
     redisUrl,
     redisKeyPrefix,
     tokenPepper,

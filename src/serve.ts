@@ -1,10 +1,12 @@
 /**
  * `intake serve`: migrations, the HTTP listener, the gRPC (h2c) listener, and a graceful stop
  * on SIGTERM/SIGINT (stop accepting, let in-flight requests finish, then close the cache and
- * the store).
+ * the store). A listener that cannot bind stops the start with one line naming the variable.
  */
+import { lookup } from "node:dns/promises";
+import { createServer } from "node:net";
 import { createApp } from "./app.ts";
-import type { Config, KeyMaterial } from "./config.ts";
+import { type Config, ConfigError, type KeyMaterial } from "./config.ts";
 import type { Logger } from "./logger.ts";
 
 /**
@@ -17,27 +19,78 @@ import type { Logger } from "./logger.ts";
  */
 export const MAX_REQUEST_BODY_SIZE = Number.MAX_SAFE_INTEGER;
 
-export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
-  const app = await createApp({ config, keys, logger });
-  const server = Bun.serve({
-    port: config.port,
-    hostname: config.host,
-    routes: app.nativeRoutes,
-    fetch: app.fetch,
-    // Bun's default outside NODE_ENV=production is development mode, whose error page shows
-    // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
-    development: false,
-    error: app.onEscapedError,
-    maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
+/** HOST must name an address: checked before migrations run, so a typo costs nothing. */
+async function checkHost(host: string): Promise<void> {
+  try {
+    await lookup(host);
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "lookup failed";
+    throw new ConfigError([`HOST=${host}: not an IP address or a name that resolves (${code})`]);
+  }
+}
+
+/**
+ * Bun reports every failed listen as "EADDRINUSE"; node:net tells "in use" from "not an
+ * address of this machine" and "permission denied". Asked only after a listen failed.
+ */
+async function listenProblem(variable: string, port: number, host: string, error: unknown): Promise<ConfigError> {
+  const code = await new Promise<string | undefined>((resolve) => {
+    const probe = createServer();
+    probe.once("error", (e: NodeJS.ErrnoException) => resolve(e.code));
+    probe.listen(port, host, () => probe.close(() => resolve(undefined)));
   });
+  const where = `${host}:${port}`;
+  const reason =
+    code === "EADDRINUSE"
+      ? `${where} is already in use (another intake?); stop it or choose another ${variable}`
+      : code === "EADDRNOTAVAIL"
+        ? `${host} is not an address of this machine (HOST)`
+        : code === "EACCES"
+          ? `permission denied to listen on ${where}; choose a ${variable} above 1023`
+          : `cannot listen on ${where}: ${code ?? (error instanceof Error ? error.message : String(error))}`;
+  return new ConfigError([`${variable}=${port}: ${reason}`]);
+}
+
+export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
+  await checkHost(config.host);
+  const app = await createApp({ config, keys, logger });
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      port: config.port,
+      hostname: config.host,
+      // Bun shares a busy port (SO_REUSEPORT) when not in development mode: a second instance
+      // on one port would silently take half the traffic. A busy port is an error instead.
+      reusePort: false,
+      routes: app.nativeRoutes,
+      fetch: app.fetch,
+      // Bun's default outside NODE_ENV=production is development mode, whose error page shows
+      // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
+      development: false,
+      error: app.onEscapedError,
+      maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
+    });
+  } catch (error) {
+    await app.close();
+    throw await listenProblem("PORT", config.port, config.host, error);
+  }
   // INTAKE_GRPC_PORT=0 disables it; `grpc.port` is the bound port.
-  const grpc = config.grpcPort === 0 ? null : await app.listenGrpc(config.grpcPort);
+  let grpc: Awaited<ReturnType<typeof app.listenGrpc>> | null = null;
+  if (config.grpcPort !== 0) {
+    try {
+      grpc = await app.listenGrpc(config.grpcPort);
+    } catch (error) {
+      await server.stop(true);
+      await app.close();
+      throw await listenProblem("INTAKE_GRPC_PORT", config.grpcPort, config.host, error);
+    }
+  }
   logger.info("intake listening", {
     url: server.url.href,
     grpc_port: grpc?.port ?? null,
     version: config.version,
     database: config.database.kind,
-    cache: app.cache.kind,
+    ...app.cacheServing(),
   });
   if (!(await app.store.tenants.any())) {
     // Never the code itself: only the command that makes one (docs/console.md).

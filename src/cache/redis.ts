@@ -46,6 +46,8 @@ export interface RedisCacheStats {
 export interface RedisCache extends Cache {
   readonly kind: "redis";
   stats(): RedisCacheStats;
+  /** Both connections are up: the shared tier is serving, not only the in-process one. */
+  sharedTierUp(): boolean;
 }
 
 /**
@@ -533,6 +535,8 @@ export async function createRedisCache(options: RedisCacheOptions): Promise<Redi
     },
 
     stats: () => ({ ...stats }),
+
+    sharedTierUp: () => commandReady() && subscribed,
 
     async close() {
       if (closed) return;

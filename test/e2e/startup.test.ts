@@ -1,0 +1,157 @@
+/**
+ * `intake serve` refusing to start, through the real CLI: a busy port, a host that is not
+ * one, a store that cannot be opened. Each ends the process with exit 1 and one stderr line
+ * that names the variable. And the startup log reports the cache that actually serves.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..", "..");
+let dataDir: string;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "intake-startup-"));
+});
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function env(extra: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? "", INTAKE_DATA_DIR: dataDir, PORT: "0", INTAKE_GRPC_PORT: "0", ...extra };
+}
+
+/** Runs `serve` expecting it to refuse; a server that starts instead is killed after 15 s. */
+function refusedServe(extra: Record<string, string>) {
+  const child = Bun.spawnSync(["bun", "src/cli.ts", "serve"], {
+    cwd: ROOT,
+    env: env(extra),
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 15_000,
+  });
+  return { code: child.exitCode, stdout: child.stdout.toString(), stderr: child.stderr.toString() };
+}
+
+async function holdPort(): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
+const PEPPER = "p".repeat(32);
+const KEY = Buffer.alloc(32, 7).toString("base64");
+
+test("a second serve on a busy PORT exits 1 with one line naming PORT (it does not share the port)", async () => {
+  const first = Bun.spawn(["bun", "src/cli.ts", "serve"], {
+    cwd: ROOT,
+    env: env({ PORT: "0" }),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  try {
+    let port = 0;
+    const decoder = new TextDecoder();
+    let text = "";
+    for await (const chunk of first.stdout) {
+      text += decoder.decode(chunk, { stream: true });
+      const match = /"url":"http:\/\/127\.0\.0\.1:(\d+)\//.exec(text);
+      if (match) {
+        port = Number(match[1]);
+        break;
+      }
+    }
+    expect(port).toBeGreaterThan(0);
+    const second = refusedServe({ PORT: String(port) });
+    expect(second.code).toBe(1);
+    const lines = second.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`PORT=${port}`);
+    expect(lines[0]).toContain("in use");
+    expect(second.stdout).not.toContain("intake listening");
+  } finally {
+    first.kill("SIGKILL");
+    await first.exited;
+  }
+});
+
+test("a busy INTAKE_GRPC_PORT exits 1 with one line naming INTAKE_GRPC_PORT", async () => {
+  const held = await holdPort();
+  try {
+    const port = (held.address() as { port: number }).port;
+    const { code, stderr, stdout } = refusedServe({ INTAKE_GRPC_PORT: String(port) });
+    expect(code).toBe(1);
+    const lines = stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`INTAKE_GRPC_PORT=${port}`);
+    expect(lines[0]).toContain("in use");
+    expect(stdout).not.toContain("intake listening");
+  } finally {
+    held.close();
+  }
+});
+
+test("HOST=not-a-host exits 1 with one line naming HOST (not EINVAL)", () => {
+  const { code, stderr } = refusedServe({ HOST: "not-a-host" });
+  expect(code).toBe(1);
+  const lines = stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain("HOST=not-a-host");
+});
+
+test("an unreachable PostgreSQL: one line naming DATABASE_URL, the host and the cause, never the password", () => {
+  const { code, stderr } = refusedServe({
+    DATABASE_URL: "postgres://nobody:hunter2secret@127.0.0.1:1/x",
+    INTAKE_TOKEN_PEPPER: PEPPER,
+    INTAKE_SECRETS_KEY: KEY,
+  });
+  expect(code).toBe(1);
+  const lines = stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain("DATABASE_URL");
+  expect(lines[0]).toContain("nobody@127.0.0.1:1/x");
+  expect(lines[0]).toMatch(/refused/i);
+  expect(stderr).not.toContain("hunter2secret");
+});
+
+test("a SQLite path in a missing directory: one line naming DATABASE_URL, the path and why", () => {
+  const { code, stderr } = refusedServe({ DATABASE_URL: "sqlite:/nonexistent/dir/x.sqlite" });
+  expect(code).toBe(1);
+  const lines = stderr.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain("DATABASE_URL");
+  expect(lines[0]).toContain("/nonexistent/dir/x.sqlite");
+  expect(lines[0]).toContain("/nonexistent/dir does not exist");
+});
+
+test('the startup line says "cache":"memory" while the configured Redis is down, not "redis"', async () => {
+  const held = await holdPort();
+  const deadPort = (held.address() as { port: number }).port;
+  held.close();
+  const child = Bun.spawn(["bun", "src/cli.ts", "serve"], {
+    cwd: ROOT,
+    env: env({ REDIS_URL: `redis://127.0.0.1:${deadPort}` }),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  try {
+    const decoder = new TextDecoder();
+    let text = "";
+    let listening: Record<string, unknown> | undefined;
+    for await (const chunk of child.stdout) {
+      text += decoder.decode(chunk, { stream: true });
+      const line = text.split("\n").find((l) => l.includes('"intake listening"'));
+      if (line) {
+        listening = JSON.parse(line);
+        break;
+      }
+    }
+    expect(listening).toMatchObject({ cache: "memory" });
+    expect(String(listening?.redis)).toContain("unreachable");
+  } finally {
+    child.kill("SIGKILL");
+    await child.exited;
+  }
+});
