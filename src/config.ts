@@ -271,3 +271,41 @@ export function loadKeyMaterial(config: Config): KeyMaterial {
     secretsKey: config.secretsKey ?? parseSecretsKey(readOrCreate(keyFile, random), keyFile),
   };
 }
+
+/**
+ * Every variable Intake reads, as `bun run intake help` prints them. Keep it in step with
+ * README.md's configuration table (test/e2e/cli-usage.test.ts compares the two).
+ */
+export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meaning: string }> = [
+  { name: "PORT", fallback: "3000", meaning: "HTTP listener port (REST, Connect, gRPC-Web)" },
+  { name: "HOST", fallback: "127.0.0.1", meaning: "address both listeners bind" },
+  { name: "INTAKE_GRPC_PORT", fallback: "50051", meaning: "gRPC (h2c) listener port; 0 disables" },
+  { name: "INTAKE_DATA_DIR", fallback: "./data", meaning: "SQLite file and generated key material" },
+  {
+    name: "DATABASE_URL",
+    fallback: "sqlite:<data dir>/intake.sqlite",
+    meaning: "sqlite:<path>, sqlite::memory: (tests) or postgres://...",
+  },
+  { name: "REDIS_URL", fallback: "unset", meaning: "unset: in-process cache; set: Redis cache" },
+  { name: "INTAKE_REDIS_KEY_PREFIX", fallback: "intake", meaning: "prefix of every Redis key and channel" },
+  {
+    name: "INTAKE_TOKEN_PEPPER",
+    fallback: "generated (SQLite)",
+    meaning: "HMAC pepper for token digests, >= 32 bytes; required for PostgreSQL",
+  },
+  {
+    name: "INTAKE_SECRETS_KEY",
+    fallback: "generated (SQLite)",
+    meaning: "base64 of 32 bytes, key for signing secrets at rest; required for PostgreSQL",
+  },
+  { name: "INTAKE_ROTATION_GRACE_SECONDS", fallback: "86400", meaning: "how long a rotated-out secret verifies" },
+  { name: "INTAKE_SIGNATURE_TOLERANCE_SECONDS", fallback: "300", meaning: "ingest timestamp tolerance" },
+  { name: "INTAKE_MAX_EVENT_BYTES", fallback: "262144", meaning: "ingest body limit" },
+  { name: "INTAKE_INGEST_COMMIT", fallback: "group", meaning: "group or per_request" },
+  { name: "INTAKE_API_DOCS", fallback: "true", meaning: "serve GET /openapi.json and GET /docs" },
+  { name: "INTAKE_CONSOLE", fallback: "true", meaning: "serve the web console at /console (GET / redirects there)" },
+  { name: "INTAKE_BUILD", fallback: "unset", meaning: "appended to the health version as +<build>" },
+  { name: "INTAKE_METRICS", fallback: "true", meaning: "serve GET /metrics (Prometheus text format)" },
+  { name: "INTAKE_ACCESS_LOG", fallback: "false", meaning: "one JSON log line per request" },
+  { name: "INTAKE_LOG_LEVEL", fallback: "info", meaning: "debug, info, warn or error" },
+];

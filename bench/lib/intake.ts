@@ -60,12 +60,15 @@ export interface Bootstrapped {
   token: string;
 }
 
-/** `bun src/cli.ts bootstrap --tenant-name ... --json` (applies migrations first). */
+/** `bun src/cli.ts bootstrap --tenant-name ... --json --create` (a fresh store; applies migrations first). */
 export async function bootstrap(spec: IntakeSpec): Promise<Bootstrapped> {
-  const res = await runCommand(["bun", "src/cli.ts", "bootstrap", "--tenant-name", `bench ${spec.name}`, "--json"], {
-    env: intakeEnv(spec, 0),
-    timeoutMs: 60_000,
-  });
+  const res = await runCommand(
+    ["bun", "src/cli.ts", "bootstrap", "--tenant-name", `bench ${spec.name}`, "--json", "--create"],
+    {
+      env: intakeEnv(spec, 0),
+      timeoutMs: 60_000,
+    },
+  );
   if (res.code !== 0) throw new Error(`bootstrap (${spec.name}) failed: ${res.stderr.trim() || res.stdout.trim()}`);
   const out = JSON.parse(res.stdout.trim().split("\n").pop() ?? "{}") as Record<string, unknown>;
   const { tenant_id, token_id, token } = out;

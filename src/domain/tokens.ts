@@ -263,8 +263,10 @@ export function createTokens(deps: TokenDeps) {
     throwIfIssues(issues);
     const tenant = { id: newTenantId(), name, permissionMode: input.permissionMode, createdAt: clock.now() };
     const { record, token } = makeToken(ownerTokenBase(tenant.id, "bootstrap"));
+    // Allowed, but the operator is told (a second bootstrap by mistake is the usual cause).
+    const sameName = await store.tenants.countNamed(name);
     await store.createTenant(tenant, record);
-    return { tenant, record, token };
+    return { tenant, record, token, sameName };
   }
 
   /**

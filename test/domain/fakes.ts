@@ -49,6 +49,7 @@ export function countingStore(): CountingStore {
     },
     tenants: {
       get: async (id: string) => tenants.get(id) ?? null,
+      countNamed: async (name: string) => [...tenants.values()].filter((t) => t.name === name).length,
     },
   };
   const count = (name: string) => calls.set(name, (calls.get(name) ?? 0) + 1);

@@ -4,7 +4,7 @@
  * exits 0.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -96,10 +96,49 @@ describe("intake CLI end to end", () => {
   let first: Bootstrap;
   let recovery: Bootstrap;
 
-  test("bootstrap --tenant-name X --json prints one JSON line {tenant_id, token_id, token}", () => {
+  test("bootstrap refuses a store that does not exist yet: exit 1 naming INTAKE_DATA_DIR and the path, nothing written", () => {
     const { code, stdout, stderr } = cli(["bootstrap", "--tenant-name", "Acme E2E", "--json"]);
-    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("INTAKE_DATA_DIR");
+    expect(stderr).toContain(join(dataDir, "intake.sqlite"));
+    expect(stderr).toContain("--create");
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+
+  test("bootstrap refuses a data dir that does not exist (another working directory or INTAKE_DATA_DIR) and creates nothing", () => {
+    const elsewhere = join(dataDir, "not-here");
+    const child = Bun.spawnSync(["bun", "src/cli.ts", "bootstrap", "--tenant-name", "x", "--json"], {
+      cwd: ROOT,
+      env: { ...env(), INTAKE_DATA_DIR: elsewhere },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(child.exitCode).toBe(1);
+    expect(child.stderr.toString()).toContain(`INTAKE_DATA_DIR=${elsewhere}`);
+    expect(existsSync(elsewhere)).toBe(false);
+  });
+
+  test("bootstrap --create --tenant-name X --json prints one JSON line {tenant_id, token_id, token}; the store goes to stderr", () => {
+    const { code, stdout, stderr } = cli(["bootstrap", "--tenant-name", "Acme E2E", "--json", "--create"]);
+    expect(code).toBe(0);
+    expect(stderr).toBe(`store: SQLite file ${join(dataDir, "intake.sqlite")}\n`);
     first = parseLine(stdout);
+  });
+
+  test("bootstrap without --json names the store it wrote to on stdout", () => {
+    const { code, stdout, stderr } = cli(["bootstrap", "--tenant-name", "Plain Output"]);
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
+    expect(stdout.split("\n")[0]).toBe(`store SQLite file ${join(dataDir, "intake.sqlite")}`);
+    expect(stdout).toMatch(/^token service_live_/m);
+  });
+
+  test("bootstrap of a second tenant with a name already taken succeeds and says so on stderr", () => {
+    const { code, stdout, stderr } = cli(["bootstrap", "--tenant-name", "Acme E2E", "--json"]);
+    expect(code).toBe(0);
+    expect(parseLine(stdout).tenant_id).not.toBe(first.tenant_id);
+    expect(stderr).toContain('1 other tenant(s) in this store are also named "Acme E2E"');
   });
 
   test("bootstrap --tenant-id mints a fresh owner token for that tenant (operator recovery)", () => {
@@ -122,7 +161,7 @@ describe("intake CLI end to end", () => {
 
   test("a data dir Intake creates is 0700, its files 0600", () => {
     const fresh = join(dataDir, "fresh", "data");
-    const child = Bun.spawnSync(["bun", "src/cli.ts", "bootstrap", "--tenant-name", "Fresh", "--json"], {
+    const child = Bun.spawnSync(["bun", "src/cli.ts", "bootstrap", "--tenant-name", "Fresh", "--json", "--create"], {
       cwd: ROOT,
       env: { ...env(), INTAKE_DATA_DIR: fresh },
       stdout: "pipe",

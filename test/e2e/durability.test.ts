@@ -84,7 +84,7 @@ async function listAll(base: string, token: string, serviceId: string): Promise<
 }
 
 test("every event acknowledged with 202 before a SIGKILL is there after the restart (zero lost)", async () => {
-  const boot = Bun.spawnSync(["bun", "src/cli.ts", "bootstrap", "--tenant-name", "durability", "--json"], {
+  const boot = Bun.spawnSync(["bun", "src/cli.ts", "bootstrap", "--tenant-name", "durability", "--json", "--create"], {
     cwd: ROOT,
     env: childEnv(0),
   });

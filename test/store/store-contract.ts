@@ -194,6 +194,15 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         expect(await store.tenants.get(tenant.id)).toEqual({ ...tenant, name: "Renamed" });
         expect(await store.tenants.rename(crypto.randomUUID(), "x")).toBeNull();
       });
+
+      test("tenants.countNamed counts exact, case-sensitive name matches (0 for none)", async () => {
+        const name = `Twice ${crypto.randomUUID()}`;
+        expect(await store.tenants.countNamed(name)).toBe(0);
+        await seedTenant({ name });
+        await seedTenant({ name });
+        await seedTenant({ name: name.toUpperCase() });
+        expect(await store.tenants.countNamed(name)).toBe(2);
+      });
     });
 
     describe("setup codes", () => {

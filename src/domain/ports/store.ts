@@ -16,6 +16,8 @@ export interface TenantRepo {
   any(): Promise<boolean>;
   /** Returns the updated tenant, or null when it does not exist. */
   rename(id: string, name: string): Promise<TenantRecord | null>;
+  /** How many tenants carry exactly this name (names need not be unique; the CLI warns). */
+  countNamed(name: string): Promise<number>;
 }
 
 export type RevokeOutcome =

@@ -298,6 +298,11 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
       any: () => guard(async () => (await db.select({ id: tenants.id }).from(tenants).limit(1)).length > 0),
       rename: (id, name) =>
         guard(async () => (await db.update(tenants).set({ name }).where(eq(tenants.id, id)).returning())[0] ?? null),
+      countNamed: (name) =>
+        guard(async () => {
+          const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(tenants).where(eq(tenants.name, name));
+          return row?.n ?? 0;
+        }),
     },
 
     tokens: {

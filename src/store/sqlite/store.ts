@@ -155,6 +155,11 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
           (): TenantRecord | null =>
             db.update(tenants).set({ name }).where(eq(tenants.id, id)).returning().get() ?? null,
         ),
+      countNamed: (name) =>
+        run(
+          (): number =>
+            db.select({ n: sql<number>`count(*)` }).from(tenants).where(eq(tenants.name, name)).get()?.n ?? 0,
+        ),
     },
 
     tokens: {
