@@ -18,12 +18,13 @@ import {
 } from "../rpc/rate-limit.ts";
 import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
-import { CONSOLE_PATH, consoleRoutes } from "./console.ts";
+import { consoleRoutes } from "./console.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
 import { healthBody, healthRoutes } from "./health.ts";
 import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
 import { ingestRoutes } from "./ingest.ts";
 import { createKit } from "./kit.ts";
+import { rootRoutes } from "./root.ts";
 import { connectRoutes } from "./rpc.ts";
 import { serviceRoutes } from "./services.ts";
 import { setupRoutes } from "./setup.ts";
@@ -193,12 +194,8 @@ export async function createGateway(deps: GatewayDeps) {
     .use(setupRoutes(impls, kit));
 
   if (deps.rpc) app.use(connectRoutes(deps.rpc));
-  if (deps.console) {
-    app.use(consoleRoutes()).get("/", () => new Response(null, { status: 302, headers: { location: CONSOLE_PATH } }), {
-      parse: "none",
-      detail: { hide: true },
-    });
-  }
+  if (deps.console) app.use(consoleRoutes());
+  app.use(rootRoutes({ apiDocs: Boolean(deps.apiDocs), console: Boolean(deps.console) }));
   if (deps.metrics) app.use(metricsRoutes(deps.metrics));
   // Last: the document is generated from every route mounted before it.
   if (deps.apiDocs) app.use(apiDocsRoutes({ version: deps.apiDocs.version, routes: () => app.routes }));

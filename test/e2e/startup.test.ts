@@ -41,6 +41,28 @@ async function holdPort(): Promise<Server> {
   return server;
 }
 
+/**
+ * The first stdout line holding `"msg":"<message>"`; the stream is drained after it, since a
+ * server whose stdout pipe is closed dies on its next log line.
+ */
+async function logLine(stream: ReadableStream<Uint8Array>, message: string): Promise<string> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`no "${message}" line; stdout was:\n${text}`);
+    text += decoder.decode(value, { stream: true });
+    const line = text.split("\n").find((l) => l.includes(`"msg":"${message}"`));
+    if (line !== undefined) {
+      void (async () => {
+        while (!(await reader.read()).done) {}
+      })();
+      return line;
+    }
+  }
+}
+
 const PEPPER = "p".repeat(32);
 const KEY = Buffer.alloc(32, 7).toString("base64");
 
@@ -52,17 +74,8 @@ test("a second serve on a busy PORT exits 1 with one line naming PORT (it does n
     stderr: "pipe",
   });
   try {
-    let port = 0;
-    const decoder = new TextDecoder();
-    let text = "";
-    for await (const chunk of first.stdout) {
-      text += decoder.decode(chunk, { stream: true });
-      const match = /"url":"http:\/\/127\.0\.0\.1:(\d+)\//.exec(text);
-      if (match) {
-        port = Number(match[1]);
-        break;
-      }
-    }
+    const line = await logLine(first.stdout, "intake listening");
+    const port = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)\//.exec(line)?.[1]);
     expect(port).toBeGreaterThan(0);
     const second = refusedServe({ PORT: String(port) });
     expect(second.code).toBe(1);
@@ -137,17 +150,7 @@ test('the startup line says "cache":"memory" while the configured Redis is down,
     stderr: "pipe",
   });
   try {
-    const decoder = new TextDecoder();
-    let text = "";
-    let listening: Record<string, unknown> | undefined;
-    for await (const chunk of child.stdout) {
-      text += decoder.decode(chunk, { stream: true });
-      const line = text.split("\n").find((l) => l.includes('"intake listening"'));
-      if (line) {
-        listening = JSON.parse(line);
-        break;
-      }
-    }
+    const listening = JSON.parse(await logLine(child.stdout, "intake listening")) as Record<string, unknown>;
     expect(listening).toMatchObject({ cache: "memory" });
     expect(String(listening?.redis)).toContain("unreachable");
   } finally {
