@@ -14,8 +14,8 @@ import type { RpcImpls } from "../rpc/impls.ts";
 import { tagCall } from "../rpc/observe.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE, json, readCapped } from "./http.ts";
 import type { Kit } from "./kit.ts";
-import { bearerSecurity, responses } from "./responses.ts";
-import { IdParams, listOf, PageQuery, ServiceId } from "./schemas.ts";
+import { bearerSecurity } from "./responses.ts";
+import { component, IdParams, limits, listOf, PageQuery, requiredHeader, ServiceId } from "./schemas.ts";
 import { iso } from "./serialize.ts";
 
 const EventId = t.String({ description: "evt_ + 32 hex", examples: ["evt_0193a1b2c3d4e5f60718293a4b5c6d7e"] });
@@ -26,20 +26,29 @@ const AnyJsonObject = t.Object(
   { additionalProperties: true, description: "any JSON object, stored as the exact bytes received" },
 );
 
-export const IngestAccepted = t.Object({ id: EventId, received_at: receivedAt }, { description: "Stored durably" });
+export const IngestAccepted = t.Object(
+  { id: EventId, received_at: receivedAt },
+  { description: "Stored durably", ...component("IngestAccepted") },
+);
 
 export const IngestDuplicate = t.Object(
   { id: EventId, received_at: receivedAt, duplicate: t.Literal(true) },
-  { description: "The Idempotency-Key was already used in this service: the first event; nothing new stored" },
+  {
+    description: "The Idempotency-Key was already used in this service: the first event; nothing new stored",
+    ...component("IngestDuplicate"),
+  },
 );
 
-export const EventRecordSchema = t.Object({
-  id: EventId,
-  service_id: ServiceId,
-  received_at: receivedAt,
-  idempotency_key: t.Union([t.String(), t.Null()]),
-  payload: t.Object({}, { additionalProperties: true, description: "the stored body, embedded verbatim" }),
-});
+export const EventRecordSchema = t.Object(
+  {
+    id: EventId,
+    service_id: ServiceId,
+    received_at: receivedAt,
+    idempotency_key: t.Union([t.String(), t.Null()]),
+    payload: t.Object({}, { additionalProperties: true, description: "the stored body, embedded verbatim" }),
+  },
+  component("Event"),
+);
 
 // Documented only: every value is accepted here and judged in the domain, so that a bad
 // Idempotency-Key is a 400 only after the 401 and 409 checks (SPEC §4 order).
@@ -50,10 +59,14 @@ const IngestHeaders = t.Object(
         description:
           "t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of `<t>.<raw body>` keyed with the whole whsec_ secret>[,v1=...] (Stripe's scheme)",
         examples: ["t=1795860000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"],
+        ...requiredHeader(),
       }),
     ),
     "idempotency-key": t.Optional(
-      t.String({ description: "1..255 visible ASCII characters; a repeat within the service is a 200 duplicate" }),
+      t.String({
+        description: "1..255 visible ASCII characters; a repeat within the service is a 200 duplicate",
+        ...limits({ minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" }),
+      }),
     ),
   },
   { additionalProperties: true },
@@ -113,7 +126,7 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit) {
         },
         params: IngestParams,
         headers: IngestHeaders,
-        response: responses({ 202: IngestAccepted, 200: IngestDuplicate }, 400, 409, 413),
+        response: { 202: IngestAccepted, 200: IngestDuplicate },
         detail: {
           summary: "Ingest a signed event (no bearer token: the signature is the credential)",
           description:
@@ -142,7 +155,7 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit) {
         ...kit.bearer("intake.v1.IngestService/ListEvents"),
         params: IdParams,
         query: PageQuery,
-        response: responses({ 200: listOf(EventRecordSchema) }, 400),
+        response: { 200: listOf(EventRecordSchema, "EventList") },
         detail: { summary: "List a service's stored events, newest first", tags: ["Ingest"], security: bearerSecurity },
       },
     );

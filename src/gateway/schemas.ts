@@ -5,30 +5,63 @@
 import { t } from "elysia";
 import { MAX_LIMIT, MAX_WINDOW_SECONDS } from "../domain/rate-limits.ts";
 
+/**
+ * Documentation-only markers, read by api-docs.ts when it builds the document and invisible to
+ * validation (TypeBox ignores unknown keys):
+ * - `component(name)`: the schema becomes `#/components/schemas/<name>` and is referenced.
+ * - `limits({...})`: JSON Schema keywords (`minLength`, `maxLength`, `pattern`) put into the
+ *   document for a rule the domain enforces (names count code points after trimming; the RPC
+ *   surface must apply the same rule, so it is not Elysia's to check).
+ * - `requiredHeader()`: the header parameter is documented as required although the route
+ *   accepts its absence, to answer it with the domain's own 401 in the right check order.
+ */
+export const component = (name: string) => ({ "x-component": name });
+export const limits = (keywords: { minLength?: number; maxLength?: number; pattern?: string }) => ({
+  "x-limits": keywords,
+});
+export const requiredHeader = () => ({ "x-required": true });
+
 const timestamp = t.String({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
 const nullableTimestamp = t.Union([timestamp, t.Null()]);
-const name = t.String({ description: "1..80 Unicode code points after trimming; no control characters" });
-
-export const TokenId = t.String({ description: "tok_ + 32 hex", examples: ["tok_0193a1b2c3d4e5f60718293a4b5c6d7e"] });
-export const ServiceId = t.String({ description: "svc_ + 32 hex", examples: ["svc_0193a1b2c3d4e5f60718293a4b5c6d7e"] });
-
-export const ApiTokenRecord = t.Object({
-  id: TokenId,
-  name: t.String(),
-  scope: t.Union([t.Literal("read_only"), t.Literal("read_write")]),
-  role: t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]),
-  prefix: t.String({ description: "service_live_ + the first 8 body characters" }),
-  created_at: timestamp,
-  created_by: t.Union([TokenId, t.Null()], { description: "the parent token; null for a tenant's first token" }),
-  expires_at: nullableTimestamp,
-  last_used_at: nullableTimestamp,
-  revoked_at: nullableTimestamp,
+const name = t.String({
+  description: "1..80 Unicode code points after trimming; no control characters",
+  ...limits({ minLength: 1, maxLength: 80, pattern: "^[^\\u0000-\\u001f]*$" }),
 });
 
-export const CreatedApiToken = t.Composite([
-  ApiTokenRecord,
-  t.Object({ token: t.String({ description: "service_live_ + 43 base62; shown only in this response" }) }),
-]);
+export const TokenId = t.String({
+  description: "tok_ + 32 hex",
+  examples: ["tok_0193a1b2c3d4e5f60718293a4b5c6d7e"],
+  ...limits({ pattern: "^tok_[0-9a-f]{32}$" }),
+});
+export const ServiceId = t.String({
+  description: "svc_ + 32 hex",
+  examples: ["svc_0193a1b2c3d4e5f60718293a4b5c6d7e"],
+  ...limits({ pattern: "^svc_[0-9a-f]{32}$" }),
+});
+
+export const ApiTokenRecord = t.Object(
+  {
+    id: TokenId,
+    name: t.String(),
+    scope: t.Union([t.Literal("read_only"), t.Literal("read_write")]),
+    role: t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]),
+    prefix: t.String({ description: "service_live_ + the first 8 body characters" }),
+    created_at: timestamp,
+    created_by: t.Union([TokenId, t.Null()], { description: "the parent token; null for a tenant's first token" }),
+    expires_at: nullableTimestamp,
+    last_used_at: nullableTimestamp,
+    revoked_at: nullableTimestamp,
+  },
+  component("ApiToken"),
+);
+
+export const CreatedApiToken = t.Composite(
+  [
+    ApiTokenRecord,
+    t.Object({ token: t.String({ description: "service_live_ + 43 base62; shown only in this response" }) }),
+  ],
+  component("CreatedApiToken"),
+);
 
 export const CreateApiTokenBody = t.Object(
   {
@@ -44,7 +77,11 @@ export const CreateApiTokenBody = t.Object(
       ]),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ name: "dashboard", scope: "read_only", role: "member" }],
+    ...component("CreateApiTokenRequest"),
+  },
 );
 
 export const RateLimitSchema = t.Object(
@@ -56,31 +93,38 @@ export const RateLimitSchema = t.Object(
     additionalProperties: false,
     description: "At most `limit` signed ingest requests per `window_seconds` (docs/rate-limits.md)",
     examples: [{ limit: 100, window_seconds: 60 }],
+    ...component("RateLimit"),
   },
 );
 
-export const ServiceRecordSchema = t.Object({
-  id: ServiceId,
-  service_name: t.String(),
-  is_monitored: t.Boolean(),
-  signing_secret_prefix: t.String({ description: "the first 10 characters of the current secret" }),
-  created_at: timestamp,
-  updated_at: timestamp,
-  secret_rotated_at: nullableTimestamp,
-  previous_secret_expires_at: nullableTimestamp,
-  rate_limit: t.Union([RateLimitSchema, t.Null()], {
-    description: "the service's own ingest rate limit; null: the deployment's default (INTAKE_RATE_LIMIT_INGEST)",
-  }),
-});
+export const ServiceRecordSchema = t.Object(
+  {
+    id: ServiceId,
+    service_name: t.String(),
+    is_monitored: t.Boolean(),
+    signing_secret_prefix: t.String({ description: "the first 10 characters of the current secret" }),
+    created_at: timestamp,
+    updated_at: timestamp,
+    secret_rotated_at: nullableTimestamp,
+    previous_secret_expires_at: nullableTimestamp,
+    rate_limit: t.Union([RateLimitSchema, t.Null()], {
+      description: "the service's own ingest rate limit; null: the deployment's default (INTAKE_RATE_LIMIT_INGEST)",
+    }),
+  },
+  component("Service"),
+);
 
-export const CreatedService = t.Composite([
-  ServiceRecordSchema,
-  t.Object({ signing_secret: t.String({ description: "whsec_ + 43 base62; shown only in this response" }) }),
-]);
+export const CreatedService = t.Composite(
+  [
+    ServiceRecordSchema,
+    t.Object({ signing_secret: t.String({ description: "whsec_ + 43 base62; shown only in this response" }) }),
+  ],
+  component("CreatedService"),
+);
 
 export const CreateServiceBody = t.Object(
   { service_name: name, is_monitored: t.Optional(t.Boolean({ default: true })) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ service_name: "billing" }], ...component("CreateServiceRequest") },
 );
 
 export const UpdateServiceBody = t.Object(
@@ -95,48 +139,64 @@ export const UpdateServiceBody = t.Object(
     ),
     service_name: t.Optional(t.Unknown({ description: "immutable: naming it is 400 service_name_immutable" })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ is_monitored: false }], ...component("UpdateServiceRequest") },
 );
 
-export const SecretRotation = t.Object({
-  service_id: ServiceId,
-  signing_secret: t.String({ description: "the new secret, shown only in this response" }),
-  signing_secret_prefix: t.String(),
-  rotated_at: timestamp,
-  previous_secret_expires_at: timestamp,
-});
+export const SecretRotation = t.Object(
+  {
+    service_id: ServiceId,
+    signing_secret: t.String({ description: "the new secret, shown only in this response" }),
+    signing_secret_prefix: t.String(),
+    rotated_at: timestamp,
+    previous_secret_expires_at: timestamp,
+  },
+  component("SecretRotation"),
+);
 
-export const TenantRecordSchema = t.Object({
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  permission_mode: t.Union([t.Literal("flat"), t.Literal("role_based")]),
-  created_at: timestamp,
-});
+export const TenantRecordSchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    name: t.String(),
+    permission_mode: t.Union([t.Literal("flat"), t.Literal("role_based")]),
+    created_at: timestamp,
+  },
+  component("Tenant"),
+);
 
 export const UpdateTenantBody = t.Object(
   {
     name: t.Optional(name),
     permission_mode: t.Optional(t.Unknown({ description: "immutable: naming it is 400 permission_mode_immutable" })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: "Acme Inc." }], ...component("UpdateTenantRequest") },
 );
 
 export const SetupBody = t.Object(
   {
-    setup_code: t.String({ description: "setup_ + 43 base62, from `intake setup-link` (the link's #code= fragment)" }),
+    setup_code: t.String({
+      description: "setup_ + 43 base62, from `intake setup-link` (the link's #code= fragment)",
+      ...limits({ pattern: "^setup_[0-9A-Za-z]{43}$" }),
+    }),
     tenant_name: name,
     permission_mode: t.Optional(t.Union([t.Literal("flat"), t.Literal("role_based")], { default: "role_based" })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ setup_code: "setup_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG", tenant_name: "Acme" }],
+    ...component("SetupRequest"),
+  },
 );
 
-export const SetupResult = t.Object({
-  tenant_id: t.String({ description: "raw UUID" }),
-  token_id: TokenId,
-  token: t.String({ description: "service_live_ + 43 base62: the first owner read_write token, shown only here" }),
-});
+export const SetupResult = t.Object(
+  {
+    tenant_id: t.String({ description: "raw UUID" }),
+    token_id: TokenId,
+    token: t.String({ description: "service_live_ + 43 base62: the first owner read_write token, shown only here" }),
+  },
+  component("SetupResult"),
+);
 
-export const Health = t.Object({ status: t.Literal("ok"), version: t.String() });
+export const Health = t.Object({ status: t.Literal("ok"), version: t.String() }, component("Health"));
 
 const pageFields = {
   // Elysia checks a coerced query number's bounds on the value alone (the error has no path):
@@ -158,8 +218,15 @@ export const TokenPageQuery = t.Object(
   { additionalProperties: true },
 );
 
-export function listOf<T extends ReturnType<typeof t.Object>>(item: T) {
-  return t.Object({ data: t.Array(item), next_cursor: t.Union([t.String(), t.Null()]) });
+/** A page of `item`s, documented as the component `<name>`. */
+export function listOf<T extends ReturnType<typeof t.Object>>(item: T, name: string) {
+  return t.Object(
+    {
+      data: t.Array(item, { maxItems: 100 }),
+      next_cursor: t.Union([t.String(), t.Null()], { description: "pass as `cursor` for the next page; null: none" }),
+    },
+    component(name),
+  );
 }
 
 export const ErrorResponse = t.Object(
@@ -171,7 +238,7 @@ export const ErrorResponse = t.Object(
       details: t.Optional(t.Array(t.Object({ field: t.String(), message: t.String() }))),
     }),
   },
-  { description: "Every error, in one shape" },
+  { description: "Every error, in one shape", ...component("Error") },
 );
 
 export const IdParams = t.Object({ id: t.String() });

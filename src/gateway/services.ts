@@ -11,7 +11,7 @@ import {
 import type { RpcImpls } from "../rpc/impls.ts";
 import { ELYSIA_SETTINGS, json } from "./http.ts";
 import type { Kit } from "./kit.ts";
-import { bearerSecurity, responses } from "./responses.ts";
+import { bearerSecurity } from "./responses.ts";
 import {
   CreatedService,
   CreateServiceBody,
@@ -40,7 +40,7 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
       {
         ...kit.withBody("intake.v1.ServiceRegistryService/CreateService"),
         body: CreateServiceBody,
-        response: responses({ 201: CreatedService }, 400, 403, 409, 413, 415),
+        response: { 201: CreatedService },
         detail: {
           summary: "Register a service (its signing secret is shown only here)",
           tags,
@@ -60,7 +60,7 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
       {
         ...kit.bearer("intake.v1.ServiceRegistryService/ListServices"),
         query: PageQuery,
-        response: responses({ 200: listOf(ServiceRecordSchema) }, 400),
+        response: { 200: listOf(ServiceRecordSchema, "ServiceList") },
         detail: { summary: "List services, newest first", tags, security: bearerSecurity },
       },
     )
@@ -73,7 +73,7 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
       {
         ...kit.bearer("intake.v1.ServiceRegistryService/GetService"),
         params: IdParams,
-        response: responses({ 200: ServiceRecordSchema }),
+        response: { 200: ServiceRecordSchema },
         detail: { summary: "Get a service (the secret only as its prefix)", tags, security: bearerSecurity },
       },
     )
@@ -101,7 +101,7 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
         ),
         params: IdParams,
         body: UpdateServiceBody,
-        response: responses({ 200: ServiceRecordSchema }, 400, 403, 413, 415),
+        response: { 200: ServiceRecordSchema },
         detail: {
           summary: "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit",
           tags,
@@ -118,7 +118,7 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
       {
         ...kit.bearer("intake.v1.ServiceRegistryService/DeleteService"),
         params: IdParams,
-        response: responses({}, 403),
+        response: {},
         detail: {
           summary: "Delete a service and its events (owner only in role_based mode)",
           tags,
@@ -145,7 +145,7 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
       {
         ...kit.bearer("intake.v1.ServiceRegistryService/RotateSigningSecret"),
         params: IdParams,
-        response: responses({ 201: SecretRotation }, 403),
+        response: { 201: SecretRotation },
         detail: {
           summary: "Rotate the signing secret; the previous one verifies for the grace window",
           tags,

@@ -59,6 +59,11 @@ test.if(present || required)(
     });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
+    // Any 4xx/5xx the page causes shows in the browser's console (the favicon's 404 did).
+    const failed: string[] = [];
+    page.on("response", (response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
+    });
 
     await page.goto(`http://127.0.0.1:${server.port}/docs`, { waitUntil: "load" });
     // Summaries of operations from three tags: the list came from /openapi.json.
@@ -69,6 +74,17 @@ test.if(present || required)(
     expect(errors).toEqual([]);
     // Nothing the page needs lives elsewhere (a blocked request would mean a missing asset offline).
     expect(blocked).toEqual([]);
+    await page.getByText("Shell Curl").first().waitFor({ state: "visible", timeout: 20_000 });
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered lines are what a reader sees
+    const text = await page.innerText("body");
+    // "Client Libraries" offers curl only: Intake ships no SDK for any other language.
+    for (const language of ["Python", "Node.js", "Ruby", "PHP", "Java", "C#", "Go", "Swift", "Kotlin", "JavaScript"]) {
+      expect(text.split("\n"), language).not.toContain(language);
+    }
+    // Request examples are valid requests, not empty strings.
+    expect(text).toContain('"name": "dashboard"');
+    expect(text).not.toMatch(/"(service_)?name": ""/);
+    expect(failed).toEqual([]);
     await page.close();
   },
   60_000,

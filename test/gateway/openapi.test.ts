@@ -5,6 +5,9 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { OPERATIONS } from "../../src/gateway/operations.ts";
+import { ERROR_TABLE } from "../../src/rpc/errors.ts";
+import { POLICY } from "../../src/rpc/policy.ts";
 import { createWorld, type World } from "../support/harness.ts";
 
 let world: World | undefined;
@@ -80,8 +83,8 @@ test("every operation has a summary, a tag, a 2xx and the one error shape; bodie
         where,
       ).toBe(true);
       for (const status of statuses.filter((s) => Number(s) >= 400)) {
-        const schema = op.responses[status]?.content?.["application/json"]?.schema;
-        expect(Object.keys(schema?.properties ?? {}), `${where} ${status}`).toEqual(["error"]);
+        const schema = op.responses[status]?.content?.["application/json"]?.schema as { allOf?: unknown[] };
+        expect(schema?.allOf?.[0], `${where} ${status}`).toEqual({ $ref: "#/components/schemas/Error" });
       }
       if (["post", "patch"].includes(method) && !path.endsWith("/secret_rotations")) {
         expect(op.requestBody?.content["application/json"]?.schema, `${where} body`).toBeDefined();
@@ -164,8 +167,168 @@ test("limited operations (bearer, ingest) document 429 with Retry-After and the 
       }
     }
   }
-  const patch = doc.paths["/v1/services/{id}"]?.patch?.requestBody?.content["application/json"]?.schema as {
-    properties: Record<string, unknown>;
-  };
-  expect(JSON.stringify(patch.properties.rate_limit)).toContain('"maximum":86400');
+  const patch = resolve(doc, doc.paths["/v1/services/{id}"]?.patch?.requestBody?.content["application/json"]?.schema);
+  expect(JSON.stringify(patch.properties.rate_limit)).toContain("#/components/schemas/RateLimit");
+  expect(JSON.stringify(resolve(doc, { $ref: "#/components/schemas/RateLimit" }))).toContain('"maximum":86400');
+});
+
+// The reader's expectations (docs/api.md, "The OpenAPI document").
+
+// biome-ignore lint/suspicious/noExplicitAny: the document is walked freely
+type Any = any;
+
+function operations(doc: Document): Array<{ where: string; path: string; method: string; op: Any }> {
+  return Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, path, method, op })),
+  );
+}
+
+function resolve(doc: Any, node: Any): Any {
+  if (node && typeof node.$ref === "string") {
+    return node.$ref
+      .slice(2)
+      .split("/")
+      .reduce((at: Any, key: string) => at?.[key], doc);
+  }
+  return node;
+}
+
+test("every /v1 route has a row in operations.ts: an operationId that is its RPC method's name, unique", async () => {
+  world = await createWorld();
+  const doc = await openapi(world);
+  expect(Object.keys(OPERATIONS).sort()).toEqual(servedOperations(world));
+  const ids = new Set<string>();
+  for (const { where, op } of operations(doc)) {
+    const row = OPERATIONS[where];
+    expect(op.operationId, where).toBe(row?.rpc.split("/")[1]);
+    expect(row?.rpc ?? "", where).toBeOneOf(Object.keys(POLICY));
+    expect(ids.has(op.operationId), `${where}: duplicate operationId`).toBe(false);
+    ids.add(op.operationId);
+  }
+  expect(ids).toContain("CreateApiToken");
+});
+
+test("every operation lists its error statuses, each with the codes it may carry, all from the error table", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  for (const { where, op } of operations(doc)) {
+    const errors = Object.keys(op.responses).filter((s) => Number(s) >= 400);
+    expect(errors, where).toContain("500");
+    for (const status of errors) {
+      const codes: string[] =
+        op.responses[status].content["application/json"].schema.allOf[1].properties.error.properties.code.enum;
+      expect(codes.length, `${where} ${status}`).toBeGreaterThan(0);
+      for (const code of codes) {
+        expect(ERROR_TABLE[code as keyof typeof ERROR_TABLE]?.http, `${where} ${status} ${code}`).toBe(Number(status));
+        expect(op.responses[status].description, `${where} ${status}`).toContain(`\`${code}\``);
+      }
+    }
+  }
+  const codes = (path: string, method: string, status: number) =>
+    doc.paths[path][method].responses[status].content["application/json"].schema.allOf[1].properties.error.properties
+      .code.enum;
+  expect(codes("/v1/api_tokens/{id}", "delete", 409)).toEqual(["last_owner_token"]);
+  expect(codes("/v1/services", "post", 403)).toEqual(["token_scope_insufficient"]);
+  expect(codes("/v1/services/{id}", "delete", 403)).toEqual(["owner_required", "token_scope_insufficient"]);
+  expect(codes("/v1/services/{id}", "patch", 400)).toEqual(["invalid_request", "service_name_immutable"]);
+  expect(codes("/v1/ingest/{service_id}", "post", 401)).toEqual(["invalid_signature"]);
+  expect(codes("/v1/tenant", "get", 401)).toEqual(["invalid_credentials", "missing_credentials"]);
+  expect(Object.keys(doc.paths["/v1/ingest/{service_id}"].post.responses)).not.toContain("415");
+  expect(Object.keys(doc.paths["/v1/health"].get.responses)).toEqual(["200", "500"]);
+});
+
+test("resources and the error object are named component schemas, referenced from the operations", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  const schemas = doc.components.schemas;
+  for (const name of ["Error", "ApiToken", "CreatedApiToken", "Service", "CreatedService", "Tenant", "Event"])
+    expect(schemas[name], name).toBeDefined();
+  expect(schemas.Error.properties.error.required).toEqual(["code", "message", "request_id"]);
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+  const json = (path: string, method: string, status: number) =>
+    doc.paths[path][method].responses[status].content["application/json"].schema;
+  expect(json("/v1/tenant", "get", 200)).toEqual(ref("Tenant"));
+  expect(json("/v1/services", "post", 201)).toEqual(ref("CreatedService"));
+  expect(schemas.ServiceList.properties.data.items).toEqual(ref("Service"));
+  expect(doc.paths["/v1/services"].post.requestBody.content["application/json"].schema).toEqual(
+    ref("CreateServiceRequest"),
+  );
+  // The documentation markers never leak.
+  expect(JSON.stringify(doc)).not.toMatch(/"x-(component|limits|required)"/);
+});
+
+test("servers names the origin the document was fetched from", async () => {
+  world = await createWorld();
+  const res = await world.app.fetch(new Request("http://intake.example:8080/openapi.json"));
+  expect(((await res.json()) as Any).servers).toEqual([
+    { url: "http://intake.example:8080", description: "this server" },
+  ]);
+});
+
+test("response headers are declared: X-Request-Id everywhere, WWW-Authenticate on 401, Retry-After and RateLimit on 429, Allow on 405", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  for (const { where, op } of operations(doc)) {
+    for (const [status, response] of Object.entries(op.responses as Record<string, Any>)) {
+      expect(Object.keys(response.headers ?? {}), `${where} ${status}`).toContain("X-Request-Id");
+    }
+    if (where !== "GET /v1/health" && where !== "POST /v1/setup") {
+      expect(Object.keys(op.responses["429"].headers)).toEqual(
+        expect.arrayContaining(["Retry-After", "RateLimit", "RateLimit-Policy"]),
+      );
+      const success = Object.keys(op.responses).find((s) => s.startsWith("2")) as string;
+      expect(Object.keys(op.responses[success].headers), where).toContain("RateLimit");
+    }
+  }
+  expect(Object.keys(doc.paths["/v1/tenant"].get.responses["401"].headers)).toContain("WWW-Authenticate");
+  expect(Object.keys(doc.paths["/v1/ingest/{service_id}"].post.responses["401"].headers)).not.toContain(
+    "WWW-Authenticate",
+  );
+  for (const name of ["X-Request-Id", "WWW-Authenticate", "Retry-After", "RateLimit", "RateLimit-Policy", "Allow"])
+    expect(doc.components.headers[name], name).toBeDefined();
+  expect(Object.keys(doc.components.responses.MethodNotAllowed.headers)).toContain("Allow");
+});
+
+test("limits are schema keywords: names 1..80, limit an integer 1..100 (no string branch), Idempotency-Key ≤ 255", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  const schemas = doc.components.schemas;
+  for (const [schema, field] of [
+    ["CreateServiceRequest", "service_name"],
+    ["CreateApiTokenRequest", "name"],
+    ["UpdateTenantRequest", "name"],
+  ] as const) {
+    expect(schemas[schema].properties[field], schema).toMatchObject({ minLength: 1, maxLength: 80 });
+  }
+  for (const path of ["/v1/api_tokens", "/v1/services", "/v1/services/{id}/events"]) {
+    const limit = doc.paths[path].get.parameters.find((p: Any) => p.name === "limit");
+    expect(limit.schema, path).toEqual({ minimum: 1, maximum: 100, default: 20, title: "limit", type: "integer" });
+  }
+  const ingest = doc.paths["/v1/ingest/{service_id}"].post;
+  const header = (name: string) => ingest.parameters.find((p: Any) => p.name === name);
+  expect(header("idempotency-key").schema).toMatchObject({ minLength: 1, maxLength: 255 });
+  expect(header("x-service-signature").required).toBe(true);
+});
+
+test("every request body example in the document is accepted as it stands (2xx)", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  const svc = await world.createService("for-examples");
+  let tried = 0;
+  for (const { where, path, method, op } of operations(doc)) {
+    const media = op.requestBody?.content?.["application/json"];
+    if (!media || path.startsWith("/v1/ingest/")) continue;
+    const schema = resolve(doc, media.schema);
+    expect(media.example, `${where}: an example`).toBeDefined();
+    expect(schema.examples?.[0], `${where}: the schema's example`).toEqual(media.example);
+    const res = await world.request(method.toUpperCase(), path.replace("{id}", svc.id), { body: media.example });
+    if (path === "/v1/setup") {
+      // A well-formed request whose code was never issued: the code is judged, not the shape.
+      expect(res.body.error?.code, `${where} ${res.text}`).toBe("invalid_setup_code");
+    } else {
+      expect(res.status, `${where} ${res.text}`).toBeLessThan(300);
+    }
+    tried++;
+  }
+  expect(tried).toBe(5);
 });
