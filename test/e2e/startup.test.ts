@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 let dataDir: string;
@@ -153,6 +154,26 @@ test('the startup line says "cache":"memory" while the configured Redis is down,
     const listening = JSON.parse(await logLine(child.stdout, "intake listening")) as Record<string, unknown>;
     expect(listening).toMatchObject({ cache: "memory" });
     expect(String(listening?.redis)).toContain("unreachable");
+  } finally {
+    child.kill("SIGKILL");
+    await child.exited;
+  }
+});
+
+const redisUp = await serviceAvailable("redis");
+if (!redisUp) console.log(`SKIP: startup line with a reachable Redis: none at ${TEST_REDIS_URL}`);
+
+test.if(redisUp)('the startup line says "cache":"redis" when the configured Redis is reachable', async () => {
+  const child = Bun.spawn(["bun", "src/cli.ts", "serve"], {
+    cwd: ROOT,
+    env: env({ REDIS_URL: TEST_REDIS_URL, INTAKE_REDIS_KEY_PREFIX: `startup-${crypto.randomUUID()}` }),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  try {
+    const listening = JSON.parse(await logLine(child.stdout, "intake listening")) as Record<string, unknown>;
+    expect(listening).toMatchObject({ cache: "redis" });
+    expect(listening.redis).toBeUndefined();
   } finally {
     child.kill("SIGKILL");
     await child.exited;
