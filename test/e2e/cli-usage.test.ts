@@ -79,3 +79,11 @@ test("exit 2 for an unknown flag of bootstrap or a stray argument, naming it", (
   expect(global.code).toBe(2);
   expect(global.stderr).toContain("unknown flag --verbose");
 });
+
+test("help's variables include every variable src/config.ts reads", () => {
+  const source = readFileSync(join(ROOT, "src", "config.ts"), "utf8");
+  const read = new Set(
+    [...source.matchAll(/env(?:\.([A-Z_]+)|, "([A-Z_]+)"|\["([A-Z_]+)"\])/g)].map((m) => m[1] ?? m[2] ?? m[3]),
+  );
+  expect([...read].sort()).toEqual(ENVIRONMENT.map((v) => v.name).sort());
+});
