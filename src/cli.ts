@@ -209,7 +209,7 @@ const COMMANDS: Command[] = [
       const config = parseConfig(process.env);
       const store = await openStore(config);
       await store.close();
-      process.stdout.write(`migrations applied (${describeStore(config.database)})\n`);
+      process.stdout.write(`migrations applied (${config.database.kind}): ${describeStore(config.database)}\n`);
     },
   },
   {
