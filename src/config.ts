@@ -289,6 +289,16 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
   { name: "REDIS_URL", fallback: "unset", meaning: "unset: in-process cache; set: Redis cache" },
   { name: "INTAKE_REDIS_KEY_PREFIX", fallback: "intake", meaning: "prefix of every Redis key and channel" },
   {
+    name: "INTAKE_DATABASE_TIMEOUT_MS",
+    fallback: "5000",
+    meaning: "PostgreSQL: bound on every store call; past it 503 unavailable",
+  },
+  {
+    name: "INTAKE_CACHE_MAX_AGE_MS",
+    fallback: "2000",
+    meaning: "Redis cache: no entry is served longer than this after its store read",
+  },
+  {
     name: "INTAKE_TOKEN_PEPPER",
     fallback: "generated (SQLite)",
     meaning: "HMAC pepper for token digests, >= 32 bytes; required for PostgreSQL",
