@@ -32,6 +32,9 @@ const store = database.startsWith("postgres")
   ? createPostgresStore({ url: database })
   : createSqliteStore({ path: database });
 await store.migrate(); // already applied by Intake: a no-op that readies the store's statements
+// The feed places each event in its tenant's order, as Intake's ingest does.
+const tenantId = (await store.services.getById(serviceId))?.tenantId;
+if (tenantId === undefined) throw new Error(`FLOOR_SERVICE_ID ${serviceId}: no such service`);
 const committer = createGroupCommitter<NewEvent, InsertEventResult>({
   maxBatch: 256,
   maxDelayMs: 1,
@@ -63,7 +66,7 @@ const server = Bun.serve({
     }
     if (!isJsonObject(payload)) return new Response(null, { status: 400 });
     const id = Bun.randomUUIDv7().replaceAll("-", "");
-    await committer.submit({ id, serviceId, receivedAt: now, idempotencyKey: null, payload });
+    await committer.submit({ id, tenantId, serviceId, receivedAt: now, idempotencyKey: null, payload });
     return new Response(JSON.stringify({ id: `evt_${id}`, received_at: new Date(now).toISOString() }), {
       status: 202,
       headers,

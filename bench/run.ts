@@ -25,6 +25,7 @@ import { parseArgs } from "node:util";
 import type { Subprocess } from "bun";
 import { generateToken } from "../src/domain/credentials.ts";
 import { type ColdResult, coldRun } from "./lib/cold.ts";
+import { liveLatency, pageFeed, reachable, seedFeed, stalledReaders } from "./lib/feed.ts";
 import {
   type Bootstrapped,
   bootstrap,
@@ -95,6 +96,7 @@ const settings = {
   servicesSeeded: smoke ? 220 : 10_100,
   pageDepth: smoke ? 200 : 10_000,
   poolSize: smoke ? 100 : 1_000,
+  feedEvents: smoke ? 3_000 : 100_000,
   profile: flags.profile === true,
 };
 const only = flags.only ? new Set(flags.only.split(",").map((s) => Number(s.trim()))) : null;
@@ -885,6 +887,170 @@ async function main(): Promise<void> {
     });
   });
 
+  // --- 8, 9, 10: the feed (docs/feed.md) -----------------------------------------------------
+  await scenario(8, "Feed paging: GET /v1/feed?limit=1000 over 1 KiB events vs one prepared SELECT", async () => {
+    const feedSpec = spec("feed");
+    const boot = await bootstrap(feedSpec);
+    const intake = await start(feedSpec);
+    let floor: Reference | null = null;
+    try {
+      const svc = await createService(intake.url, boot.token, "bench-feed");
+      const seconds = await seedFeed(
+        sqlitePath(feedSpec),
+        boot.tenantId,
+        svc.id.slice("svc_".length),
+        settings.feedEvents,
+      );
+      log(`seeded ${settings.feedEvents} feed events in ${seconds.toFixed(1)} s`);
+      loadIntoPageCache(sqlitePath(feedSpec));
+      await expectStatus(
+        `${intake.url}/v1/feed?limit=1`,
+        { headers: { authorization: `Bearer ${boot.token}` } },
+        200,
+        "feed",
+      );
+      floor = await startBaseline("bench/floor-feed.ts", {
+        FLOOR_DATABASE: sqlitePath(feedSpec),
+        FLOOR_TENANT_ID: boot.tenantId,
+      });
+      const reference = floor;
+      const [fl, it] = (await interleave(8, [
+        { label: "floor: one prepared SELECT, same bytes", run: (d) => pageFeed(reference.url, null, 1000, 2, d) },
+        { label: "Intake GET /v1/feed?limit=1000", run: (d) => pageFeed(intake.url, boot.token, 1000, 2, d) },
+      ])) as [Series, Series];
+      const r = pairedRatio(it, fl);
+      const s = summarize(it);
+      rows.push({
+        scenario: 8,
+        title: "Feed paging, events/s read (limit 1000, 1 KiB, 2 readers) vs the one-statement floor",
+        goal: "(reported)",
+        measured: `${fmtRatio(r)} (${fmtRps(s.rps)} vs ${fmtRps(summarize(fl).rps)} events/s), page p99 ${fmtMs(s.p99Us)} ms`,
+        status: "reported",
+      });
+    } finally {
+      if (floor) await stop(floor.child);
+      await stopIntake(intake);
+    }
+  });
+
+  await scenario(9, "Live delivery latency, 202 → SSE reader (one instance; two on PostgreSQL + Redis)", async () => {
+    const count = smoke ? 20 : 500;
+    const liveSpec = spec("live");
+    const boot = await bootstrap(liveSpec);
+    const intake = await start(liveSpec);
+    try {
+      const svc = await createService(intake.url, boot.token, "bench-live");
+      const one = await liveLatency({
+        senderUrl: intake.url,
+        readerUrl: intake.url,
+        token: boot.token,
+        service: svc,
+        count,
+        intervalMs: 10,
+      });
+      if (one.failed > 0) problems.push(`scenario 9: ${one.failed} events not delivered on one instance`);
+      rows.push({
+        scenario: 9,
+        title: "Live delivery, one instance (SQLite), 202 → reader",
+        goal: "p99 ≤ 100 ms",
+        measured: `p50 ${one.p50Ms.toFixed(1)} ms, p99 ${one.p99Ms.toFixed(1)} ms (${one.delivered} events)`,
+        status: one.p99Ms <= 100 ? "met" : "missed",
+      });
+    } finally {
+      await stopIntake(intake);
+    }
+    const db = await createScratchDatabase();
+    const redis = await reachable(6379);
+    if ("unreachable" in db || !redis) {
+      const why =
+        "unreachable" in db ? `PostgreSQL unreachable (${db.unreachable})` : "Redis at 127.0.0.1:6379 unreachable";
+      log(`  SKIPPED (two instances): ${why}`);
+      rows.push({
+        scenario: 9,
+        title: "Live delivery across two instances",
+        goal: "p99 ≤ 500 ms",
+        measured: why,
+        status: "skipped",
+      });
+      return;
+    }
+    try {
+      const env = {
+        DATABASE_URL: db.url,
+        REDIS_URL: "redis://127.0.0.1:6379",
+        INTAKE_REDIS_KEY_PREFIX: `bench-${process.pid}`,
+      };
+      const aSpec = spec("live-a", env);
+      const bSpec = spec("live-b", env);
+      const pgBoot = await bootstrap(aSpec);
+      const a = await start(aSpec);
+      const b = await start(bSpec);
+      try {
+        const svc = await createService(a.url, pgBoot.token, "bench-live");
+        const two = await liveLatency({
+          senderUrl: a.url,
+          readerUrl: b.url,
+          token: pgBoot.token,
+          service: svc,
+          count,
+          intervalMs: 10,
+        });
+        if (two.failed > 0) problems.push(`scenario 9: ${two.failed} events not delivered across instances`);
+        rows.push({
+          scenario: 9,
+          title: "Live delivery across two instances (PostgreSQL + Redis), sender on A, reader on B",
+          goal: "p99 ≤ 500 ms",
+          measured: `p50 ${two.p50Ms.toFixed(1)} ms, p99 ${two.p99Ms.toFixed(1)} ms (${two.delivered} events)`,
+          status: two.p99Ms <= 500 ? "met" : "missed",
+        });
+      } finally {
+        await stopIntake(a);
+        await stopIntake(b);
+      }
+    } finally {
+      await db.drop();
+    }
+  });
+
+  await scenario(10, "RSS with 100 stalled stream readers while ingesting (SQLite, 128 conns)", async () => {
+    const stallSpec = spec("stalled");
+    const boot = await bootstrap(stallSpec);
+    const intake = await start(stallSpec);
+    let close: (() => Promise<void>) | null = null;
+    try {
+      const svc = await createService(intake.url, boot.token, "bench-stalled");
+      const file = join(workDir, "stalled.pool");
+      writePool(file, `/v1/ingest/${svc.id}`, svc.secret, settings.poolSize);
+      const load = wrkTarget("Intake ingest", { url: intake.url, connections: 128, script: "pool.lua", args: [file] });
+      const without = await load.run(settings.durationS);
+      check(10, "ingest without readers", without, "run");
+      const before = memoryOf(intake.pid);
+      close = await stalledReaders(intake.url, boot.token, 100);
+      // The readers first take what their sockets hold (a few MB each, from the start of the
+      // feed); measure once Intake is idle again, i.e. once they are stalled.
+      for (let waited = 0; waited < 60_000; waited += 500) {
+        const cpu = processCpuNs(intake.pid);
+        await Bun.sleep(500);
+        if (processCpuNs(intake.pid) - cpu < 100_000_000) break;
+      }
+      const withReaders = await load.run(settings.durationS);
+      check(10, "ingest with 100 stalled readers", withReaders, "run");
+      const after = memoryOf(intake.pid);
+      if (!before || !after) throw new Error("could not read /proc status of the Intake process");
+      const mb = (mib: number) => (mib * 1024 * 1024) / 1e6;
+      rows.push({
+        scenario: 10,
+        title: "RSS of Intake with 100 stalled SSE readers while ingesting",
+        goal: "≤ 150 MB",
+        measured: `${mb(after.rssMiB).toFixed(0)} MB RSS (peak ${mb(after.hwmMiB).toFixed(0)} MB; ${mb(before.rssMiB).toFixed(0)} MB before the readers); ingest ${fmtRps(withReaders.rps)} vs ${fmtRps(without.rps)} req/s without them`,
+        status: mb(after.hwmMiB) <= 150 ? "met" : "missed",
+      });
+    } finally {
+      await close?.();
+      await stopIntake(intake);
+    }
+  });
+
   if (baseline) await stop(baseline.child);
 
   // ---------------------------------------------------------------------------------------------
@@ -917,7 +1083,7 @@ async function main(): Promise<void> {
   log(`bench: wrote bench/results/${name}.md and ${name}.json (${elapsed.toFixed(0)} s)`);
   if (settings.profile) log(`bench: CPU profiles (markdown) in ${PROFILE_DIR}`);
 
-  for (const n of [1, 2, 3, 4, 5, 6, 7].filter(wanted)) {
+  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].filter(wanted)) {
     if (!rows.some((r) => r.scenario === n)) problems.push(`scenario ${n} produced no result`);
   }
   if (problems.length > 0) {

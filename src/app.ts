@@ -7,12 +7,15 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Config, ConfigError, describeStore, type KeyMaterial, rootCause } from "./config.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
+import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
 import { createIngest } from "./domain/ingest.ts";
 import type { Cache } from "./domain/ports/cache.ts";
+import type { FeedNotifier } from "./domain/ports/notifier.ts";
 import { noopObserver, type Observer } from "./domain/ports/observer.ts";
 import type { RateLimiter } from "./domain/ports/rate-limiter.ts";
 import type { Store } from "./domain/ports/store.ts";
+import { createRetentionSweeper, type RetentionTable } from "./domain/retention.ts";
 import { createSealer } from "./domain/sealing.ts";
 import { createServices, type SigningMaterial } from "./domain/services.ts";
 import { createTenants } from "./domain/tenant.ts";
@@ -23,6 +26,7 @@ import { createGateway, observedGateway } from "./gateway/gateway.ts";
 import { healthBody, nativeHealthRoutes } from "./gateway/health.ts";
 import type { Logger } from "./logger.ts";
 import { createPrometheusMetrics } from "./metrics/prometheus.ts";
+import { createLocalNotifier } from "./notify/local.ts";
 import { createAdmission } from "./rpc/admission.ts";
 import { listenGrpc } from "./rpc/grpc-server.ts";
 import { createRpcImpls } from "./rpc/impls.ts";
@@ -117,6 +121,22 @@ async function openRateLimiter(config: Config, logger: Logger, clock: Clock, obs
   return createMemoryRateLimiter({ now: () => clock.now() });
 }
 
+/**
+ * Feed wake-ups: Redis pub/sub when there is a Redis, else LISTEN/NOTIFY on PostgreSQL, else
+ * in process (SQLite is one instance). docs/feed.md.
+ */
+async function openNotifier(config: Config, logger: Logger): Promise<FeedNotifier> {
+  if (config.redisUrl) {
+    const { createRedisNotifier } = await import("./notify/redis.ts");
+    return createRedisNotifier({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger });
+  }
+  if (config.database.kind === "postgres") {
+    const { createPostgresNotifier } = await import("./notify/postgres.ts");
+    return createPostgresNotifier({ url: config.database.url, logger });
+  }
+  return createLocalNotifier();
+}
+
 /** Domain only (no HTTP): what the CLI's operator commands need. */
 export function createDomain(deps: {
   store: Store;
@@ -128,9 +148,13 @@ export function createDomain(deps: {
   /** Absent for the CLI, which ingests nothing. */
   rateLimiter?: RateLimiter;
   /** Metrics (docs/operations.md); the CLI's commands measure nothing. */
+  /** Feed wake-ups; in process when omitted (the CLI's commands). */
+  notifier?: FeedNotifier;
   observer?: Observer;
 }) {
   const { store, cache, keys, config, logger, clock } = deps;
+  const observer = deps.observer ?? noopObserver;
+  const notifier = deps.notifier ?? createLocalNotifier();
   const newId = createIdGenerator(() => clock.now());
   const sealer = createSealer(keys.secretsKey);
   // A revoked token must fail on the next request: revocation invalidates before answering,
@@ -172,8 +196,26 @@ export function createDomain(deps: {
     ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
     defaultRateLimit: config.rateLimitIngest,
     observer: deps.observer ?? noopObserver,
+    notifier,
   });
-  return { tokens, services, tenants, ingest, signingCache, newId };
+  const feed = createFeed({
+    store,
+    notifier,
+    verifyToken: (credential) => tokens.verifyToken(credential),
+    observer,
+    logger,
+  });
+  // Only the tables this build has; the audit log's joins when it lands.
+  const retentionTables: RetentionTable[] = [];
+  if (config.eventRetentionDays !== null) {
+    retentionTables.push({
+      name: "events",
+      days: config.eventRetentionDays,
+      deleteOlderThan: (cutoff, batch) => store.events.deleteOlderThan(cutoff, batch),
+    });
+  }
+  const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
+  return { tokens, services, tenants, ingest, feed, retention, signingCache, newId };
 }
 
 export type Domain = ReturnType<typeof createDomain>;
@@ -188,7 +230,9 @@ export async function createApp(options: AppOptions) {
   const store = await openStore(config);
   const { cache, serving: cacheServing } = await openCache(config, logger, clock, observer);
   const rateLimiter = await openRateLimiter(config, logger, clock, observer);
-  const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer });
+  const notifier = await openNotifier(config, logger);
+  const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer, notifier });
+  domain.retention.start();
   const admission = createAdmission(
     domain.tokens,
     logger,
@@ -212,10 +256,13 @@ export async function createApp(options: AppOptions) {
   async function close(): Promise<void> {
     if (closed) return;
     closed = true;
+    domain.feed.drain();
+    await domain.retention.stop();
     await domain.tokens.flushLastUsed();
     // Queued events are committed (and their senders answered) before the store closes.
     await domain.ingest.close();
     await rateLimiter.close();
+    await notifier.close();
     await cache.close();
     await store.close();
   }
@@ -240,6 +287,8 @@ export async function createApp(options: AppOptions) {
     /** Bun.serve `error`: whatever escapes the handlers is a 500 in the SPEC's shape. */
     onEscapedError: escapedErrorHandler(logger),
     listenGrpc: listenGrpcOn,
+    /** Server drain: live feed streams send what is committed, then end (serve.ts calls it first). */
+    drainStreams: () => domain.feed.drain(),
     close,
   };
 }

@@ -63,6 +63,8 @@ export interface Config {
    * it was read from the store, whatever the network does (docs/cache.md).
    */
   cacheMaxAgeMs: number;
+  /** INTAKE_EVENT_RETENTION_DAYS: null keeps events forever (docs/feed.md). */
+  eventRetentionDays: number | null;
 }
 
 export interface KeyMaterial {
@@ -237,6 +239,10 @@ export function parseConfig(env: Env): Config {
     version: version(env),
     databaseTimeoutMs: integer(env, "INTAKE_DATABASE_TIMEOUT_MS", 5000, 100, 600_000, problems),
     cacheMaxAgeMs: integer(env, "INTAKE_CACHE_MAX_AGE_MS", 2000, 100, 60_000, problems),
+    eventRetentionDays:
+      env.INTAKE_EVENT_RETENTION_DAYS === undefined || env.INTAKE_EVENT_RETENTION_DAYS === ""
+        ? null
+        : integer(env, "INTAKE_EVENT_RETENTION_DAYS", 0, 1, 3650, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

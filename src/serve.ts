@@ -103,6 +103,8 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
   const stop = (signal: string) => {
     stopping ??= (async () => {
       logger.info("draining", { signal });
+      // Open feed streams would hold server.stop(false) forever: they finish what is committed and end.
+      app.drainStreams();
       // Both drain at once: the gRPC listener turns NOT_SERVING and sends GOAWAY.
       await Promise.all([server.stop(false), grpc?.close()]);
       await app.close();

@@ -62,3 +62,12 @@ export function newTenantId(): string {
 }
 
 export const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The smallest raw id a generator can make at `ms` or later: ids are time-ordered, so
+ * `id < idFloor(ms)` selects rows made before `ms` through the primary key's index
+ * (retention sweeps use it instead of an index on received_at that every insert would pay for).
+ */
+export function idFloor(ms: number): string {
+  return `${Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0")}${"0".repeat(20)}`;
+}

@@ -14,6 +14,7 @@ import { createGroupCommitter } from "./group-commit.ts";
 import { parseId } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
+import type { FeedNotifier } from "./ports/notifier.ts";
 import { type IngestOutcome, noopObserver, type Observer, type SignatureFailureReason } from "./ports/observer.ts";
 import type { RateDecision, RateLimit, RateLimiter } from "./ports/rate-limiter.ts";
 import type { InsertEventResult, NewEvent, Store } from "./ports/store.ts";
@@ -45,6 +46,8 @@ export interface IngestDeps {
   defaultRateLimit?: RateLimit | null;
   /** Outcomes, signature failure reasons and commits, for metrics (default: none). */
   observer?: Observer;
+  /** Told, right after each commit, which tenants' feeds grew (wakes feed readers). */
+  notifier?: FeedNotifier;
   /** Group commit tuning; the defaults suit SQLite and PostgreSQL alike. */
   maxBatch?: number;
   maxDelayMs?: number;
@@ -222,6 +225,19 @@ export function createIngest(deps: IngestDeps) {
   }
 
   async function flush(events: NewEvent[]): Promise<Outcome[]> {
+    const outcomes = await insert(events);
+    if (deps.notifier) {
+      // After the commit, before the senders are answered; readers are woken on the next turn.
+      const grown = new Set<string>();
+      outcomes.forEach((outcome, i) => {
+        if (outcome.kind === "inserted") grown.add((events[i] as NewEvent).tenantId);
+      });
+      if (grown.size > 0) deps.notifier.publish([...grown]);
+    }
+    return outcomes;
+  }
+
+  async function insert(events: NewEvent[]): Promise<Outcome[]> {
     try {
       return await insertBatch(events);
     } catch (error) {
@@ -318,7 +334,14 @@ export function createIngest(deps: IngestDeps) {
       throw invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters");
     }
     checkPayload(input.payload);
-    return commit({ id: deps.newId(), serviceId: rawId, receivedAt: now, idempotencyKey: key, payload: input.payload });
+    return commit({
+      id: deps.newId(),
+      tenantId: found.tenantId,
+      serviceId: rawId,
+      receivedAt: now,
+      idempotencyKey: key,
+      payload: input.payload,
+    });
   }
 
   async function attempt(input: IngestInput): Promise<IngestResult> {

@@ -59,11 +59,14 @@ export interface ServiceRecord {
 
 export interface EventRecord {
   id: string;
+  tenantId: string;
   serviceId: string;
   receivedAt: number;
   idempotencyKey: string | null;
   /** The exact bytes received. */
   payload: Uint8Array;
+  /** Place in the tenant's feed (docs/feed.md). */
+  position: number;
 }
 
 /** Who is calling: what a verified bearer token resolves to. */

@@ -20,6 +20,7 @@ import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
 import { consoleRoutes } from "./console.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
+import { feedRoutes } from "./feed.ts";
 import { healthBody, healthRoutes } from "./health.ts";
 import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
 import { ingestRoutes } from "./ingest.ts";
@@ -191,7 +192,8 @@ export async function createGateway(deps: GatewayDeps) {
     .use(apiTokenRoutes(impls, kit))
     .use(serviceRoutes(impls, kit))
     .use(ingestRoutes(impls, kit))
-    .use(setupRoutes(impls, kit));
+    .use(setupRoutes(impls, kit))
+    .use(feedRoutes(impls, kit));
 
   if (deps.rpc) app.use(connectRoutes(deps.rpc));
   if (deps.console) app.use(consoleRoutes());

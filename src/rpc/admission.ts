@@ -26,6 +26,12 @@ const INVALID_MESSAGES = {
   expired: "The bearer token has expired.",
 } as const;
 
+/** The token of an `Authorization: Bearer <token>` header, or null (streams re-verify it). */
+export function bearerCredential(authorization: string | null): string | null {
+  const match = authorization ? BEARER.exec(authorization) : null;
+  return match ? (match[1] as string) : null;
+}
+
 /** INTAKE_RATE_LIMIT_API and the limiter that enforces it (docs/rate-limits.md). */
 export interface ApiRateLimit {
   limiter: RateLimiter;

@@ -2,11 +2,12 @@
 import { create } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { type ApiToken, ApiTokenSchema } from "../../gen/intake/v1/api_tokens_pb.ts";
+import { type Event, EventSchema } from "../../gen/intake/v1/ingest_pb.ts";
 import { RateLimitSchema, type Service, ServiceSchema } from "../../gen/intake/v1/services_pb.ts";
 import { type Tenant, TenantSchema } from "../../gen/intake/v1/tenant_pb.ts";
 import { formatId } from "../domain/ids.ts";
 import { isRepresentableTime } from "../domain/time.ts";
-import type { ServiceRecord, TenantRecord, TokenRecord } from "../domain/types.ts";
+import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../domain/types.ts";
 
 /**
  * Every timestamp of a response is built here. One the encoders cannot write (a row stored
@@ -71,5 +72,15 @@ export function tenantMessage(record: TenantRecord): Tenant {
     name: record.name,
     permissionMode: record.permissionMode,
     createdAt: ts(record.createdAt),
+  });
+}
+
+export function eventMessage(record: EventRecord): Event {
+  return create(EventSchema, {
+    id: formatId("evt", record.id),
+    serviceId: formatId("svc", record.serviceId),
+    receivedAt: ts(record.receivedAt),
+    idempotencyKey: record.idempotencyKey ?? undefined,
+    payload: record.payload,
   });
 }

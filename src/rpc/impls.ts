@@ -4,12 +4,14 @@
  * run one implementation. `RpcImpls` is derived from this factory: "go to definition" on any
  * of its members lands on the implementation, not on generated code.
  */
+import type { Feed } from "../domain/feed.ts";
 import type { Ingest } from "../domain/ingest.ts";
 import type { Services } from "../domain/services.ts";
 import type { Tenants } from "../domain/tenant.ts";
 import type { Tokens } from "../domain/tokens.ts";
 import type { Logger } from "../logger.ts";
 import { createApiTokenServiceImpl } from "./api-tokens.ts";
+import { createFeedImpl } from "./feed.ts";
 import { createHealthImpl } from "./health.ts";
 import { createIngestImpl } from "./ingest.ts";
 import { createServiceRegistryImpl } from "./services.ts";
@@ -21,6 +23,7 @@ export interface RpcImplsDeps {
   services: Services;
   tenants: Tenants;
   ingest: Ingest;
+  feed: Feed;
   logger: Logger;
   /** The deployed version the health probe reports. */
   version: string;
@@ -35,7 +38,9 @@ export function createRpcImpls(deps: RpcImplsDeps) {
     setup: createSetupImpl({ tokens: deps.tokens, logger }),
     health: createHealthImpl(deps.version),
     /** Ingest and ListEvents, plus the early checks the ingest route makes before reading a body. */
-    ingest: createIngestImpl({ ingest: deps.ingest, logger }),
+    ingest: createIngestImpl({ ingest: deps.ingest, feed: deps.feed, logger }),
+    /** ListFeed and StreamFeed, plus the SSE route's in-process entry points. */
+    feed: createFeedImpl({ feed: deps.feed, logger }),
   };
 }
 

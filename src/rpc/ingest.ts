@@ -1,16 +1,17 @@
 import { create } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import {
-  EventSchema,
+  GetEventResponseSchema,
   IngestResponseSchema,
   type IngestService,
   ListEventsResponseSchema,
 } from "../../gen/intake/v1/ingest_pb.ts";
+import type { Feed } from "../domain/feed.ts";
 import { formatId, parseId } from "../domain/ids.ts";
 import { type Ingest, SignatureRefused } from "../domain/ingest.ts";
 import type { Logger } from "../logger.ts";
 import { type CallContext, ingestServiceKey, principalOf, signatureFailureKey } from "./context.ts";
-import { ts } from "./convert.ts";
+import { eventMessage, ts } from "./convert.ts";
 import { toConnectError } from "./errors.ts";
 import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
@@ -47,8 +48,8 @@ function noteRefusal(context: CallContext, error: unknown): void {
 
 export type IngestImpl = Impl<typeof IngestService> & IngestEdge;
 
-export function createIngestImpl(deps: { ingest: Ingest; logger: Logger }): IngestImpl {
-  const { ingest, logger } = deps;
+export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Logger }): IngestImpl {
+  const { ingest, feed, logger } = deps;
   return {
     maxPayloadBytes: ingest.maxEventBytes,
 
@@ -97,17 +98,13 @@ export function createIngestImpl(deps: { ingest: Ingest; logger: Logger }): Inge
     listEvents: rpcMethod(logger, async (req, ctx) => {
       const page = await ingest.listEvents(principalOf(ctx), req.serviceId, { limit: req.limit, cursor: req.cursor });
       return create(ListEventsResponseSchema, {
-        data: page.items.map((e) =>
-          create(EventSchema, {
-            id: formatId("evt", e.id),
-            serviceId: formatId("svc", e.serviceId),
-            receivedAt: ts(e.receivedAt),
-            idempotencyKey: e.idempotencyKey ?? undefined,
-            payload: e.payload,
-          }),
-        ),
+        data: page.items.map(eventMessage),
         nextCursor: page.nextCursor ?? undefined,
       });
     }),
+
+    getEvent: rpcMethod(logger, async (req, ctx) =>
+      create(GetEventResponseSchema, { event: eventMessage(await feed.getEvent(principalOf(ctx), req.id)) }),
+    ),
   };
 }

@@ -27,6 +27,9 @@ export const POLICY = {
   // Senders authenticate with the service's signature, not a bearer token.
   "intake.v1.IngestService/Ingest": open,
   "intake.v1.IngestService/ListEvents": read,
+  "intake.v1.IngestService/GetEvent": read,
+  "intake.v1.EventFeedService/ListFeed": read,
+  "intake.v1.EventFeedService/StreamFeed": read,
   "intake.v1.HealthService/GetHealth": open,
   // The setup code in the request is the credential (docs/console.md).
   "intake.v1.SetupService/RedeemSetupCode": open,

@@ -5,6 +5,7 @@
 import type { JsonReadOptions, JsonWriteOptions } from "@bufbuild/protobuf";
 import { type ConnectRouter, type ConnectRouterOptions, createConnectRouter } from "@connectrpc/connect";
 import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
+import { EventFeedService } from "../../gen/intake/v1/feed_pb.ts";
 import { HealthService } from "../../gen/intake/v1/health_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
@@ -21,6 +22,7 @@ export const RPC_SERVICE_NAMES = [
   IngestService.typeName,
   HealthService.typeName,
   SetupService.typeName,
+  EventFeedService.typeName,
 ] as const;
 
 /**
@@ -79,7 +81,8 @@ export function registerServices(deps: RpcRouterDeps, protocols: Protocols): (ro
       .service(SetupService, impls.setup)
       // The payload rides as bytes: base64 in Connect JSON (4/3 larger), plus the signature,
       // ids and framing. The implementation still holds the payload to maxEventBytes itself.
-      .service(IngestService, impls.ingest, { ...switches, readMaxBytes: Math.ceil((maxEventBytes * 4) / 3) + 4096 });
+      .service(IngestService, impls.ingest, { ...switches, readMaxBytes: Math.ceil((maxEventBytes * 4) / 3) + 4096 })
+      .service(EventFeedService, { listFeed: impls.feed.listFeed, streamFeed: impls.feed.streamFeed });
   };
 }
 

@@ -42,6 +42,7 @@ describe.skipIf(!ok)("postgres store", () => {
     const store = createPostgresStore({ url: database.url, max: 4 });
     return {
       store,
+      another: () => createPostgresStore({ url: database.url, max: 4 }),
       cleanup: async () => {
         await store.close();
         await database.drop();
@@ -88,6 +89,7 @@ describe("postgres store without a server", () => {
           store.events.insertBatch([
             {
               id: "0".repeat(32),
+              tenantId: crypto.randomUUID(),
               serviceId: "1".repeat(32),
               receivedAt: 1,
               idempotencyKey: "k",

@@ -9,7 +9,14 @@ function fixture(name: string): string {
 }
 
 function event(): NewEvent {
-  return { id: crypto.randomUUID(), serviceId: "s", receivedAt: 1, idempotencyKey: null, payload: new Uint8Array([1]) };
+  return {
+    id: crypto.randomUUID(),
+    tenantId: "t",
+    serviceId: "s",
+    receivedAt: 1,
+    idempotencyKey: null,
+    payload: new Uint8Array([1]),
+  };
 }
 
 /** The writer with a substitute worker; every wait bounded well under the test's timeout. */

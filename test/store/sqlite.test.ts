@@ -35,6 +35,11 @@ runStoreContract("sqlite file", async () => {
   const store = createSqliteStore({ path });
   return {
     store,
+    // A second store on the file is what a second process would have: its own connection and writer.
+    another: () => {
+      const other = createSqliteStore({ path });
+      return other;
+    },
     cleanup: async () => {
       await store.close();
       for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });

@@ -9,6 +9,8 @@ import type { ServiceRecord, TenantRecord, TokenRecord } from "../../src/domain/
 
 export interface StoreWorld {
   store: Store;
+  /** Another store on the same database, as a second instance would have (none for :memory:). */
+  another?(): Store;
   cleanup(): Promise<void>;
 }
 
@@ -73,9 +75,13 @@ function serviceRecord(tenantId: string, overrides: Partial<ServiceRecord> = {})
   };
 }
 
+/** The tenant of each service the tests added: an event carries its service's tenant. */
+const tenantOfService = new Map<string, string>();
+
 function newEvent(serviceId: string, overrides: Partial<NewEvent> = {}): NewEvent {
   return {
     id: newId(),
+    tenantId: tenantOfService.get(serviceId) ?? "no-such-tenant",
     serviceId,
     receivedAt: NOW,
     idempotencyKey: null,
@@ -116,6 +122,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
     async function addService(tenantId: string, overrides: Partial<ServiceRecord> = {}) {
       const service = serviceRecord(tenantId, overrides);
       expect(await store.services.insert(service)).toBe("ok");
+      tenantOfService.set(service.id, tenantId);
       return service;
     }
 
@@ -739,6 +746,113 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         for (const r of results.filter((x) => x.kind === "duplicate")) {
           expect(r).toEqual({ kind: "duplicate", id: winner?.id ?? "", receivedAt: winner?.receivedAt ?? -1 });
         }
+      });
+    });
+
+    describe("feed", () => {
+      test("feed returns the tenant's events in insertion order, past the cursor, with the filter", async () => {
+        const { tenant } = await seedTenant();
+        const a = await addService(tenant.id);
+        const b = await addService(tenant.id);
+        const other = await addService((await seedTenant()).tenant.id);
+        const batch = [newEvent(a.id), newEvent(b.id), newEvent(other.id), newEvent(a.id)];
+        await store.events.insertBatch(batch);
+        await store.events.insertBatch([newEvent(b.id)]);
+        const all = await store.events.feed(tenant.id, { after: 0, limit: 10 });
+        expect(all.map((e) => e.serviceId)).toEqual([a.id, b.id, a.id, b.id]);
+        const positions = all.map((e) => e.position);
+        expect([...positions].sort((x, y) => x - y)).toEqual(positions);
+        expect(new Set(positions).size).toBe(4);
+        const rest = await store.events.feed(tenant.id, { after: positions[1] as number, limit: 10 });
+        expect(rest.map((e) => e.id)).toEqual(all.slice(2).map((e) => e.id));
+        const onlyA = await store.events.feed(tenant.id, { after: 0, limit: 10, serviceId: a.id });
+        expect(onlyA.map((e) => e.id)).toEqual([all[0]?.id as string, all[2]?.id as string]);
+        expect(await store.events.feedHead(tenant.id)).toBe(positions[3] as number);
+        expect(await store.events.feedHead(crypto.randomUUID())).toBe(0);
+        expect(await store.events.get(tenant.id, all[0]?.id as string)).toMatchObject({ id: all[0]?.id });
+        expect(await store.events.get(other.tenantId, all[0]?.id as string)).toBeNull();
+      });
+
+      test("a position is never reused: events after a deleted service's newest events still sort after every cursor", async () => {
+        const { tenant } = await seedTenant();
+        const kept = await addService(tenant.id);
+        const doomed = await addService(tenant.id);
+        await store.events.insertBatch([newEvent(kept.id), newEvent(doomed.id)]);
+        const head = await store.events.feedHead(tenant.id);
+        await store.services.delete(tenant.id, doomed.id);
+        const later = newEvent(kept.id);
+        await store.events.insertBatch([later]);
+        expect((await store.events.feed(tenant.id, { after: head, limit: 10 })).map((e) => e.id)).toEqual([later.id]);
+      });
+
+      test("concurrent batches (on two more stores when the database allows) never place an event behind a cursor already handed out", async () => {
+        const { tenant } = await seedTenant();
+        const service = await addService(tenant.id);
+        const others = world.another ? [world.another(), world.another()] : [];
+        const stores = [store, ...others];
+        const acknowledged: string[] = [];
+        let writing = true;
+        const writers = stores.map(async (s, w) => {
+          for (let round = 0; round < 15; round++) {
+            // Several batches in flight per store: they commit in whatever order they manage.
+            await Promise.all(
+              Array.from({ length: 4 }, async (_, k) => {
+                const batch = Array.from({ length: 1 + ((round + k + w) % 7) }, () => newEvent(service.id));
+                await s.events.insertBatch(batch);
+                for (const e of batch) acknowledged.push(e.id);
+              }),
+            );
+          }
+        });
+        const done = Promise.all(writers).finally(() => {
+          writing = false;
+        });
+        try {
+          // The reader pages with a small limit as fast as it can, through its own store.
+          const reader = stores[stores.length - 1] as Store;
+          const seen: string[] = [];
+          let cursor = 0;
+          for (;;) {
+            const finished = !writing;
+            const page = await reader.events.feed(tenant.id, { after: cursor, limit: 7 });
+            for (const e of page) {
+              expect(e.position).toBeGreaterThan(cursor);
+              seen.push(e.id);
+              cursor = e.position;
+            }
+            if (finished && page.length === 0) break;
+            // SQLite reads resolve synchronously: let the writers' replies in.
+            if (page.length === 0) await Bun.sleep(0);
+          }
+          await done;
+          expect(new Set(seen).size).toBe(seen.length);
+          expect(new Set(seen)).toEqual(new Set(acknowledged));
+        } finally {
+          await done.catch(() => undefined);
+          for (const s of others) await s.close();
+        }
+      });
+
+      test("deleteOlderThan removes old events in batches, their idempotency keys with them, and keeps the rest", async () => {
+        const { tenant } = await seedTenant();
+        const service = await addService(tenant.id);
+        const DAY = 86_400_000;
+        const oldTime = Date.now() - 10 * DAY;
+        const oldEvents = Array.from({ length: 5 }, (_, i) => {
+          const id = `${(oldTime + i).toString(16).padStart(12, "0")}7000${randomHex(8)}`;
+          return newEvent(service.id, { id, receivedAt: oldTime + i, idempotencyKey: `old-${i}` });
+        });
+        const fresh = newEvent(service.id, { receivedAt: Date.now() });
+        await store.events.insertBatch([...oldEvents, fresh]);
+        const cutoff = Date.now() - DAY;
+        expect(await store.events.deleteOlderThan(cutoff, 2)).toBe(2);
+        expect(await store.events.deleteOlderThan(cutoff, 2)).toBe(2);
+        expect(await store.events.deleteOlderThan(cutoff, 2)).toBe(1);
+        expect(await store.events.deleteOlderThan(cutoff, 2)).toBe(0);
+        expect((await store.events.feed(tenant.id, { after: 0, limit: 10 })).map((e) => e.id)).toEqual([fresh.id]);
+        // The key went with its event: the same key now stores a new event.
+        const again = newEvent(service.id, { idempotencyKey: "old-0" });
+        expect(await store.events.insertBatch([again])).toEqual([{ kind: "inserted" }]);
       });
     });
   });

@@ -24,6 +24,8 @@ export interface IntakeProcess {
   proc: Subprocess<"ignore", "pipe", "pipe">;
   /** http://127.0.0.1:<port> */
   base: string;
+  /** The gRPC (h2c) listener's port; null when INTAKE_GRPC_PORT=0 was passed. */
+  grpcPort: number | null;
   /** Every stdout/stderr line so far (JSON log lines), for failure messages. */
   lines: string[];
   fetch(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
@@ -95,7 +97,8 @@ export async function startIntake(
     lines.push(line);
     if (!line.includes('"intake listening"')) return;
     try {
-      const entry = JSON.parse(line) as { url?: unknown };
+      const entry = JSON.parse(line) as { url?: unknown; grpc_port?: unknown };
+      if (typeof entry.grpc_port === "number") handle.grpcPort = entry.grpc_port;
       if (typeof entry.url === "string") announce(entry.url);
     } catch {
       // not a log line
@@ -108,6 +111,7 @@ export async function startIntake(
     name,
     proc,
     base: "",
+    grpcPort: null,
     lines,
     fetch(path, init = {}) {
       const { token, ...rest } = init;

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file intake/v1/ingest.proto.
  */
 export const file_intake_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEieQoNSW5nZXN0UmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIPCgdwYXlsb2FkGAMgASgMEhwKD2lkZW1wb3RlbmN5X2tleRgEIAEoCUgAiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXkiYAoOSW5nZXN0UmVzcG9uc2USCgoCaWQYASABKAkSLwoLcmVjZWl2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCWR1cGxpY2F0ZRgDIAEoCCKbAQoFRXZlbnQSCgoCaWQYASABKAkSEgoKc2VydmljZV9pZBgCIAEoCRIvCgtyZWNlaXZlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoPaWRlbXBvdGVuY3lfa2V5GAQgASgJSACIAQESDwoHcGF5bG9hZBgFIAEoDEISChBfaWRlbXBvdGVuY3lfa2V5ImUKEUxpc3RFdmVudHNSZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZjdXJzb3IYAyABKAlIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciJeChJMaXN0RXZlbnRzUmVzcG9uc2USHgoEZGF0YRgBIAMoCzIQLmludGFrZS52MS5FdmVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvcjKZAQoNSW5nZXN0U2VydmljZRI9CgZJbmdlc3QSGC5pbnRha2UudjEuSW5nZXN0UmVxdWVzdBoZLmludGFrZS52MS5Jbmdlc3RSZXNwb25zZRJJCgpMaXN0RXZlbnRzEhwuaW50YWtlLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gh0uaW50YWtlLnYxLkxpc3RFdmVudHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEieQoNSW5nZXN0UmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIPCgdwYXlsb2FkGAMgASgMEhwKD2lkZW1wb3RlbmN5X2tleRgEIAEoCUgAiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXkiYAoOSW5nZXN0UmVzcG9uc2USCgoCaWQYASABKAkSLwoLcmVjZWl2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCWR1cGxpY2F0ZRgDIAEoCCKbAQoFRXZlbnQSCgoCaWQYASABKAkSEgoKc2VydmljZV9pZBgCIAEoCRIvCgtyZWNlaXZlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoPaWRlbXBvdGVuY3lfa2V5GAQgASgJSACIAQESDwoHcGF5bG9hZBgFIAEoDEISChBfaWRlbXBvdGVuY3lfa2V5ImUKEUxpc3RFdmVudHNSZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZjdXJzb3IYAyABKAlIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciJeChJMaXN0RXZlbnRzUmVzcG9uc2USHgoEZGF0YRgBIAMoCzIQLmludGFrZS52MS5FdmVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciIdCg9HZXRFdmVudFJlcXVlc3QSCgoCaWQYASABKAkiMwoQR2V0RXZlbnRSZXNwb25zZRIfCgVldmVudBgBIAEoCzIQLmludGFrZS52MS5FdmVudDLeAQoNSW5nZXN0U2VydmljZRI9CgZJbmdlc3QSGC5pbnRha2UudjEuSW5nZXN0UmVxdWVzdBoZLmludGFrZS52MS5Jbmdlc3RSZXNwb25zZRJJCgpMaXN0RXZlbnRzEhwuaW50YWtlLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gh0uaW50YWtlLnYxLkxpc3RFdmVudHNSZXNwb25zZRJDCghHZXRFdmVudBIaLmludGFrZS52MS5HZXRFdmVudFJlcXVlc3QaGy5pbnRha2UudjEuR2V0RXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message intake.v1.IngestRequest
@@ -172,6 +172,40 @@ export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PUR
   messageDesc(file_intake_v1_ingest, 4);
 
 /**
+ * @generated from message intake.v1.GetEventRequest
+ */
+export type GetEventRequest = Message<"intake.v1.GetEventRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message intake.v1.GetEventRequest.
+ * Use `create(GetEventRequestSchema)` to create a new message.
+ */
+export const GetEventRequestSchema: GenMessage<GetEventRequest> = /*@__PURE__*/
+  messageDesc(file_intake_v1_ingest, 5);
+
+/**
+ * @generated from message intake.v1.GetEventResponse
+ */
+export type GetEventResponse = Message<"intake.v1.GetEventResponse"> & {
+  /**
+   * @generated from field: intake.v1.Event event = 1;
+   */
+  event?: Event | undefined;
+};
+
+/**
+ * Describes the message intake.v1.GetEventResponse.
+ * Use `create(GetEventResponseSchema)` to create a new message.
+ */
+export const GetEventResponseSchema: GenMessage<GetEventResponse> = /*@__PURE__*/
+  messageDesc(file_intake_v1_ingest, 6);
+
+/**
  * IngestService takes signed events from senders and lists what was stored.
  *
  * @generated from service intake.v1.IngestService
@@ -196,6 +230,16 @@ export const IngestService: GenService<{
     methodKind: "unary";
     input: typeof ListEventsRequestSchema;
     output: typeof ListEventsResponseSchema;
+  },
+  /**
+   * GetEvent returns one stored event of the caller's tenant.
+   *
+   * @generated from rpc intake.v1.IngestService.GetEvent
+   */
+  getEvent: {
+    methodKind: "unary";
+    input: typeof GetEventRequestSchema;
+    output: typeof GetEventResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_intake_v1_ingest, 0);

@@ -81,6 +81,8 @@ export interface ServiceRepo {
 
 export interface NewEvent {
   id: string;
+  /** The service's tenant: the feed the event is placed in. */
+  tenantId: string;
   serviceId: string;
   receivedAt: number;
   idempotencyKey: string | null;
@@ -101,6 +103,27 @@ export interface EventRepo {
    */
   insertBatch(events: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]>;
   list(serviceId: string, query: PageQuery): Promise<EventRecord[]>;
+  /**
+   * The feed (docs/feed.md): the tenant's committed events with position > `after`, in
+   * position order. Positions are assigned by insertBatch in commit order, so what a read
+   * returns is always a prefix of the final order: nothing can later appear before it.
+   */
+  feed(tenantId: string, query: FeedQuery): Promise<EventRecord[]>;
+  /** The tenant's highest committed position; 0 when it has no events. */
+  feedHead(tenantId: string): Promise<number>;
+  get(tenantId: string, id: string): Promise<EventRecord | null>;
+  /**
+   * Retention: deletes at most `batch` events received before `cutoff` (epoch ms), their
+   * idempotency keys with them, in one short transaction; resolves with how many went.
+   */
+  deleteOlderThan(cutoff: number, batch: number): Promise<number>;
+}
+
+export interface FeedQuery {
+  after: number;
+  limit: number;
+  /** Only this service's events (raw id). */
+  serviceId?: string | undefined;
 }
 
 /** A one-time setup code: only its keyed digest is stored, like a token's. */

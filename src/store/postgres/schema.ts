@@ -100,14 +100,22 @@ export const events = pgTable(
     serviceId: idText("service_id")
       .notNull()
       .references(() => services.id, { onDelete: "cascade" }),
+    // Denormalized from the service: the feed is read per tenant, in position order. The
+    // default exists only so the column can be added to existing rows, which the
+    // 0004_feed_backfill migration then fills; every insert sets it.
+    tenantId: idText("tenant_id").notNull().default(""),
     receivedAt: millis("received_at").notNull(),
     idempotencyKey: text("idempotency_key"),
     payload: bytea("payload").notNull(),
+    /** Feed position: assigned under feed_head's row lock, so in commit order (docs/feed.md). */
+    position: bigint("position", { mode: "number" }).notNull().default(0),
   },
   (t) => [
     // NULL keys are distinct, so events without an Idempotency-Key never collide.
     unique("events_service_idempotency_key_unique").on(t.serviceId, t.idempotencyKey),
     index("events_service_id_idx").on(t.serviceId, t.id),
+    index("events_tenant_position_idx").on(t.tenantId, t.position),
+    index("events_service_position_idx").on(t.serviceId, t.position),
   ],
 );
 
@@ -122,4 +130,14 @@ export const setupCodes = pgTable("setup_codes", {
   usedAt: millis("used_at"),
   /** The tenant the redemption created (no foreign key: the code is claimed before the tenant is written). */
   tenantId: idText("tenant_id"),
+});
+
+/**
+ * One row (id 1): the last feed position handed out. Every event batch bumps it as its first
+ * write; the row lock it takes is held to commit, so batches commit in position order and a
+ * reader only ever sees a prefix of the positions (docs/feed.md).
+ */
+export const feedHead = pgTable("feed_head", {
+  id: bigint("id", { mode: "number" }).primaryKey(),
+  head: bigint("head", { mode: "number" }).notNull(),
 });

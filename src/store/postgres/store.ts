@@ -4,10 +4,11 @@
  * database itself: unique indexes, one transaction per batch, a tenant row lock for revocation.
  */
 import { SQL as BunSQL } from "bun";
-import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, type Column, desc, eq, gt, inArray, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
 import { ownerToKeep } from "../../domain/access.ts";
 import { DomainError } from "../../domain/errors.ts";
+import { idFloor } from "../../domain/ids.ts";
 import type {
   InsertEventResult,
   NewEvent,
@@ -137,18 +138,29 @@ function buildStatements(db: BunSQLDatabase) {
  * `bytea` 4–5 µs client + 23–27 µs server (bench/README.md, scenario 4).
  */
 const EVENT_ROWS =
-  "unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::int[]) with ordinality " +
-  "as u(id, service_id, received_at, idempotency_key, payload_offset, payload_length, n)";
+  "unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::int[], $8::text[]) with ordinality " +
+  "as u(id, service_id, received_at, idempotency_key, payload_offset, payload_length, tenant_id, n)";
+/**
+ * The batch's first write bumps feed_head by its size: the row lock it takes is held until
+ * commit, so concurrent batches (on any instance) commit one after another in position
+ * order, and a reader's snapshot always holds a prefix of the positions (docs/feed.md). As a
+ * CTE of the INSERT, the batch stays one statement (one round trip, no explicit transaction
+ * when no key can conflict); the INSERT reads `h`, so the lock is taken before any row goes in.
+ */
+const FEED_BUMP =
+  "with h as (insert into feed_head (id, head) values (1, $9) " +
+  "on conflict (id) do update set head = feed_head.head + excluded.head returning head) ";
 const EVENT_VALUES =
-  "id, service_id, received_at, idempotency_key, substring($7::bytea from payload_offset + 1 for payload_length)";
-const INSERT_EVENTS = `insert into events (id, service_id, received_at, idempotency_key, payload) select ${EVENT_VALUES} from ${EVENT_ROWS}`;
+  "u.id, u.service_id, u.received_at, u.idempotency_key, " +
+  "substring($7::bytea from u.payload_offset + 1 for u.payload_length), u.tenant_id, h.head - $9 + u.n";
+const INSERT_EVENTS = `${FEED_BUMP}insert into events (id, service_id, received_at, idempotency_key, payload, tenant_id, position) select ${EVENT_VALUES} from ${EVENT_ROWS} cross join h`;
 // ORDER BY the ordinality: rows go in batch order, so of two rows with one key the first wins.
-const INSERT_EVENTS_SKIPPING_DUPLICATES = `${INSERT_EVENTS} order by n on conflict (service_id, idempotency_key) do nothing returning id`;
+const INSERT_EVENTS_SKIPPING_DUPLICATES = `${INSERT_EVENTS} order by u.n on conflict (service_id, idempotency_key) do nothing returning id`;
 const FIRST_EVENTS_BY_KEY =
   "select id, service_id, idempotency_key, received_at from events " +
   "where (service_id, idempotency_key) in (select * from unnest($1::text[], $2::text[]))";
 
-/** The seven parameters of INSERT_EVENTS for a batch. */
+/** The nine parameters of INSERT_EVENTS for a batch. */
 function eventParameters(batch: ReadonlyArray<NewEvent>): unknown[] {
   const offsets: number[] = [];
   const lengths: number[] = [];
@@ -166,8 +178,18 @@ function eventParameters(batch: ReadonlyArray<NewEvent>): unknown[] {
     offsets,
     lengths,
     Buffer.concat(batch.map((e) => e.payload)),
+    batch.map((e) => e.tenantId),
+    batch.length,
   ];
 }
+
+/**
+ * Retention: one short statement per batch. SKIP LOCKED lets two instances sweep at once
+ * without queueing on each other's rows; `id < idFloor(cutoff)` walks the primary key.
+ */
+const DELETE_OLDER_THAN =
+  "delete from events where id in (select id from events where id < $1 and received_at < $2 " +
+  "order by id limit $3 for update skip locked)";
 
 /**
  * Connects lazily: the first query opens the pool. Every method rejects with
@@ -506,6 +528,48 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
             .orderBy(desc(events.id))
             .limit(query.limit),
         ),
+
+      feed: (tenantId, query) =>
+        guard(() =>
+          db
+            .select()
+            .from(events)
+            .where(
+              and(
+                eq(events.tenantId, tenantId),
+                query.serviceId === undefined ? undefined : eq(events.serviceId, query.serviceId),
+                gt(events.position, query.after),
+              ),
+            )
+            .orderBy(asc(events.position))
+            .limit(query.limit),
+        ),
+
+      feedHead: (tenantId) =>
+        guard(async () => {
+          const [row] = await db
+            .select({ head: max(events.position) })
+            .from(events)
+            .where(eq(events.tenantId, tenantId));
+          return Number(row?.head ?? 0);
+        }),
+
+      get: (tenantId, id) =>
+        guard(
+          async () =>
+            (
+              await db
+                .select()
+                .from(events)
+                .where(and(eq(events.id, id), eq(events.tenantId, tenantId)))
+            )[0] ?? null,
+        ),
+
+      deleteOlderThan: (cutoff, batch) =>
+        guard(async () => {
+          const result = await client.unsafe(DELETE_OLDER_THAN, [idFloor(cutoff), cutoff, batch]);
+          return result.count as number;
+        }),
     },
 
     createTenant: (tenant, firstToken) =>

@@ -99,14 +99,22 @@ export const events = sqliteTable(
     serviceId: text("service_id")
       .notNull()
       .references(() => services.id, { onDelete: "cascade" }),
+    // Denormalized from the service: the feed is read per tenant, in position order. The
+    // default exists only so the column can be added to existing rows, which the
+    // 0004_feed_backfill migration then fills; every insert sets it.
+    tenantId: text("tenant_id").notNull().default(""),
     receivedAt: millis("received_at").notNull(),
     idempotencyKey: text("idempotency_key"),
     payload: bytes("payload").notNull(),
+    /** Feed position: assigned inside the write transaction from feed_head (docs/feed.md). */
+    position: integer("position", { mode: "number" }).notNull().default(0),
   },
   (t) => [
     // NULL keys are distinct, so events without an Idempotency-Key never collide.
     unique("events_service_idempotency_key_unique").on(t.serviceId, t.idempotencyKey),
     index("events_service_id_idx").on(t.serviceId, t.id),
+    index("events_tenant_position_idx").on(t.tenantId, t.position),
+    index("events_service_position_idx").on(t.serviceId, t.position),
   ],
 );
 
@@ -121,4 +129,13 @@ export const setupCodes = sqliteTable("setup_codes", {
   usedAt: millis("used_at"),
   /** The tenant the redemption created (no foreign key: the code is claimed before the tenant is written). */
   tenantId: text("tenant_id"),
+});
+
+/**
+ * One row (id 1): the last feed position handed out. Every event batch bumps it first inside
+ * its write transaction, so positions are assigned in commit order (docs/feed.md).
+ */
+export const feedHead = sqliteTable("feed_head", {
+  id: integer("id").primaryKey(),
+  head: integer("head", { mode: "number" }).notNull(),
 });

@@ -7,9 +7,10 @@
  * waits (busy_timeout) instead of failing on a lock upgrade.
  */
 import type { Database } from "bun:sqlite";
-import { and, type Column, desc, eq, gt, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, type Column, desc, eq, gt, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { ownerToKeep } from "../../domain/access.ts";
+import { idFloor } from "../../domain/ids.ts";
 import type {
   InsertEventResult,
   NewEvent,
@@ -25,7 +26,7 @@ import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
-import { apiTokens, events, services, setupCodes, tenants } from "./schema.ts";
+import { apiTokens, events, feedHead, services, setupCodes, tenants } from "./schema.ts";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for a private in-process database. */
@@ -83,11 +84,21 @@ function buildStatements(db: BunSQLiteDatabase) {
       .from(services)
       .where(eq(services.id, p("id")))
       .prepare(),
+    // First write of every event batch: reserves `n` positions. The transaction holds the
+    // database's write lock, so positions follow commit order (docs/feed.md).
+    feedBump: db
+      .insert(feedHead)
+      .values({ id: 1, head: sql`${p("n")}` })
+      .onConflictDoUpdate({ target: feedHead.id, set: { head: sql`${feedHead.head} + excluded.head` } })
+      .returning({ head: feedHead.head })
+      .prepare(),
     // The unique index decides duplicates: no row back means the key was already used.
     eventInsert: db
       .insert(events)
       .values({
         id: p("id"),
+        tenantId: p("tenantId"),
+        position: p("position"),
         serviceId: p("serviceId"),
         receivedAt: p("receivedAt"),
         idempotencyKey: p("idempotencyKey"),
@@ -347,19 +358,23 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         }
         return run((): InsertEventResult[] => {
           if (batch.length === 0) return [];
-          const { eventInsert, eventByKey } = stmt();
+          const { feedBump, eventInsert, eventByKey } = stmt();
           // One transaction, one fsync (synchronous=FULL) for the whole group; a throw rolls it all back.
           return db.transaction(
-            () =>
-              batch.map((event): InsertEventResult => {
-                if (eventInsert.get({ ...event })) return { kind: "inserted" };
-                const first =
+            () => {
+              const bumped = feedBump.get({ n: batch.length });
+              if (!bumped) throw new Error("insertBatch: feed_head returned no row");
+              const first = bumped.head - batch.length + 1;
+              return batch.map((event, i): InsertEventResult => {
+                if (eventInsert.get({ ...event, position: first + i })) return { kind: "inserted" };
+                const prior =
                   event.idempotencyKey === null
                     ? undefined
                     : eventByKey.get({ serviceId: event.serviceId, idempotencyKey: event.idempotencyKey });
-                if (!first) throw new Error("insertBatch: an event was neither inserted nor a duplicate");
-                return { kind: "duplicate", id: first.id, receivedAt: first.receivedAt };
-              }),
+                if (!prior) throw new Error("insertBatch: an event was neither inserted nor a duplicate");
+                return { kind: "duplicate", id: prior.id, receivedAt: prior.receivedAt };
+              });
+            },
             { behavior: "immediate" },
           );
         });
@@ -374,6 +389,54 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
             .orderBy(desc(events.id))
             .limit(query.limit)
             .all(),
+        ),
+
+      feed: (tenantId, query) =>
+        run((): EventRecord[] =>
+          db
+            .select()
+            .from(events)
+            .where(
+              and(
+                eq(events.tenantId, tenantId),
+                query.serviceId === undefined ? undefined : eq(events.serviceId, query.serviceId),
+                gt(events.position, query.after),
+              ),
+            )
+            .orderBy(asc(events.position))
+            .limit(query.limit)
+            .all(),
+        ),
+
+      feedHead: (tenantId) =>
+        run(
+          (): number =>
+            db
+              .select({ head: max(events.position) })
+              .from(events)
+              .where(eq(events.tenantId, tenantId))
+              .get()?.head ?? 0,
+        ),
+
+      get: (tenantId, id) =>
+        run(
+          (): EventRecord | null =>
+            db
+              .select()
+              .from(events)
+              .where(and(eq(events.id, id), eq(events.tenantId, tenantId)))
+              .get() ?? null,
+        ),
+
+      // A short IMMEDIATE transaction per batch: ingest waits for at most one batch's delete.
+      deleteOlderThan: (cutoff, batch) =>
+        run(
+          (): number =>
+            client
+              .query(
+                "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < ?1 AND received_at < ?2 ORDER BY id LIMIT ?3)",
+              )
+              .run(idFloor(cutoff), cutoff, batch).changes,
         ),
     },
 

@@ -1,0 +1,242 @@
+/**
+ * The feed routes (docs/feed.md): `GET /v1/feed` (pages and long polls), `GET /v1/feed/stream`
+ * (Server-Sent Events) and `GET /v1/events/{id}`. Events are written as bytes around each
+ * stored payload, which is embedded verbatim, never re-serialized (as the events listing does).
+ */
+import { create } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
+import { Elysia, t } from "elysia";
+import { FeedStart, ListFeedRequestSchema, StreamFeedRequestSchema } from "../../gen/intake/v1/feed_pb.ts";
+import { GetEventRequestSchema } from "../../gen/intake/v1/ingest_pb.ts";
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT_SECONDS } from "../domain/feed.ts";
+import { formatId } from "../domain/ids.ts";
+import type { EventRecord } from "../domain/types.ts";
+import { restErrorOf } from "../rpc/errors.ts";
+import type { RpcImpls } from "../rpc/impls.ts";
+import { ELYSIA_SETTINGS, JSON_TYPE } from "./http.ts";
+import { EventRecordSchema } from "./ingest.ts";
+import type { Kit } from "./kit.ts";
+import { bearerSecurity, responses } from "./responses.ts";
+import { IdParams, ServiceId } from "./schemas.ts";
+
+const utf8 = new TextEncoder();
+
+/** One event as JSON bytes: the §4 event object with its stored payload embedded as is. */
+function eventBytes(e: EventRecord, parts: Uint8Array[]): void {
+  const head =
+    `{"id":"${formatId("evt", e.id)}","service_id":"${formatId("svc", e.serviceId)}",` +
+    `"received_at":"${new Date(e.receivedAt).toISOString()}","idempotency_key":${JSON.stringify(e.idempotencyKey)},"payload":`;
+  parts.push(utf8.encode(head), e.payload, utf8.encode("}"));
+}
+
+const Cursor = t.String({ minLength: 1, description: "a cursor this tenant was given (next_cursor, or an SSE id)" });
+const Start = t.Union([t.Literal("earliest"), t.Literal("latest")], {
+  description: "where to begin without `after`: the oldest retained event (default) or the current end",
+});
+
+const FeedQuery = t.Object(
+  {
+    after: t.Optional(Cursor),
+    limit: t.Optional(t.Integer({ minimum: 1, maximum: FEED_MAX_LIMIT, default: FEED_DEFAULT_LIMIT, title: "limit" })),
+    service_id: t.Optional(ServiceId),
+    start: t.Optional(Start),
+    wait: t.Optional(
+      t.Integer({
+        minimum: 0,
+        maximum: FEED_MAX_WAIT_SECONDS,
+        default: 0,
+        title: "wait",
+        description: "long poll: seconds to hold an empty answer until an event arrives",
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
+const StreamQuery = t.Object(
+  { after: t.Optional(Cursor), service_id: t.Optional(ServiceId), start: t.Optional(Start) },
+  { additionalProperties: true },
+);
+
+const FeedPageSchema = t.Object({
+  data: t.Array(EventRecordSchema, { description: "oldest first" }),
+  next_cursor: t.String({ description: "never null: where to resume" }),
+});
+
+function startOf(start: string | undefined): FeedStart {
+  if (start === "latest") return FeedStart.LATEST;
+  if (start === "earliest") return FeedStart.EARLIEST;
+  return FeedStart.UNSPECIFIED;
+}
+
+/** An SSE message or comment. */
+function sse(text: string): Uint8Array {
+  return utf8.encode(text);
+}
+
+export function feedRoutes(impls: RpcImpls, kit: Kit) {
+  const { feed, ingest } = impls;
+  return new Elysia({ ...ELYSIA_SETTINGS, name: "feed" })
+    .get(
+      "/v1/feed",
+      async ({ request, query }) => {
+        const call = kit.call(request);
+        const page = await feed.listFeedPage(
+          create(ListFeedRequestSchema, {
+            after: query.after,
+            limit: query.limit,
+            serviceId: query.service_id,
+            start: startOf(query.start),
+            waitSeconds: query.wait,
+          }),
+          { values: call.values, signal: request.signal, requestHeader: request.headers },
+        );
+        const parts: Uint8Array[] = [utf8.encode('{"data":[')];
+        page.items.forEach((item, i) => {
+          if (i > 0) parts.push(utf8.encode(","));
+          eventBytes(item.event, parts);
+        });
+        parts.push(utf8.encode(`],"next_cursor":${JSON.stringify(page.nextCursor)}}`));
+        return new Response(Buffer.concat(parts), { status: 200, headers: { "content-type": JSON_TYPE } });
+      },
+      {
+        ...kit.bearer("intake.v1.EventFeedService/ListFeed"),
+        query: FeedQuery,
+        response: responses({ 200: FeedPageSchema }, 400),
+        detail: {
+          summary: "Read the tenant's feed, oldest first, from a cursor (a long poll with `wait`)",
+          description:
+            "Every event of the tenant has one position; a reader resuming from the last next_cursor never misses " +
+            "an event and never sees one twice (docs/feed.md). A cursor of another tenant is 400.",
+          tags: ["Feed"],
+          security: bearerSecurity,
+        },
+      },
+    )
+    .get(
+      "/v1/feed/stream",
+      async ({ request, query }) => {
+        const call = kit.call(request);
+        // EventSource clients resend the last id on reconnect: it wins over `after`.
+        const lastEventId = request.headers.get("last-event-id");
+        const stream = await feed.openStream(
+          create(StreamFeedRequestSchema, {
+            after: lastEventId ? lastEventId : query.after,
+            serviceId: query.service_id,
+            start: startOf(query.start),
+          }),
+          { values: call.values, signal: request.signal, requestHeader: request.headers },
+        );
+        const iterator = stream[Symbol.asyncIterator]();
+        // highWaterMark 0: the next event is read from the store only once the socket took
+        // the previous one, so a slow reader holds at most one store page (docs/feed.md).
+        const body = new ReadableStream<Uint8Array>(
+          {
+            start(controller) {
+              controller.enqueue(sse(": stream open\n\n"));
+            },
+            async pull(controller) {
+              try {
+                const next = await iterator.next();
+                if (next.done) {
+                  controller.close();
+                  return;
+                }
+                const item = next.value;
+                if (item.kind === "keep_alive") {
+                  controller.enqueue(sse(": keep-alive\n\n"));
+                  return;
+                }
+                const parts: Uint8Array[] = [utf8.encode(`id: ${item.item.cursor}\nevent: event\ndata: `)];
+                eventBytes(item.item.event, parts);
+                parts.push(utf8.encode("\n\n"));
+                controller.enqueue(Buffer.concat(parts));
+              } catch (error) {
+                // Why the stream ended, for readers that look; then the connection closes.
+                const rest = error instanceof ConnectError ? restErrorOf(error) : null;
+                const reason = rest ?? { code: "internal_error", message: "The stream ended." };
+                controller.enqueue(
+                  sse(
+                    `event: end\ndata: ${JSON.stringify({ error: { code: reason.code, message: reason.message } })}\n\n`,
+                  ),
+                );
+                controller.close();
+              }
+            },
+            async cancel() {
+              await iterator.return?.(undefined);
+            },
+          },
+          { highWaterMark: 0 },
+        );
+        return new Response(body, {
+          status: 200,
+          headers: {
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-store",
+            // Reverse proxies (nginx) would otherwise buffer the stream.
+            "x-accel-buffering": "no",
+          },
+        });
+      },
+      {
+        ...kit.bearer("intake.v1.EventFeedService/StreamFeed"),
+        query: StreamQuery,
+        response: responses(
+          {
+            200: t.String({
+              description:
+                "text/event-stream: per event `id: <cursor>`, `event: event`, `data: <event JSON>`; `: keep-alive` comments; " +
+                "a last `event: end` says why the stream ended",
+            }),
+          },
+          400,
+        ),
+        detail: {
+          summary: "Follow the tenant's feed live (Server-Sent Events; resume with Last-Event-ID)",
+          tags: ["Feed"],
+          security: bearerSecurity,
+          parameters: [
+            {
+              name: "Last-Event-ID",
+              in: "header",
+              required: false,
+              description: "the last event's id (a cursor); wins over `after`",
+              schema: { type: "string" },
+            },
+          ],
+        },
+      },
+    )
+    .get(
+      "/v1/events/:id",
+      async ({ request, params }) => {
+        const res = await ingest.getEvent(create(GetEventRequestSchema, { id: params.id }), kit.call(request));
+        const e = res.event;
+        if (!e) throw new Error("GetEvent answered without an event");
+        const parts: Uint8Array[] = [];
+        const receivedAt = e.receivedAt
+          ? Number(e.receivedAt.seconds) * 1000 + Math.floor(e.receivedAt.nanos / 1e6)
+          : 0;
+        eventBytes(
+          {
+            id: e.id.slice(4),
+            tenantId: "",
+            serviceId: e.serviceId.slice(4),
+            receivedAt,
+            idempotencyKey: e.idempotencyKey ?? null,
+            payload: e.payload,
+            position: 0,
+          },
+          parts,
+        );
+        return new Response(Buffer.concat(parts), { status: 200, headers: { "content-type": JSON_TYPE } });
+      },
+      {
+        ...kit.bearer("intake.v1.IngestService/GetEvent"),
+        params: IdParams,
+        response: responses({ 200: EventRecordSchema }),
+        detail: { summary: "Get one stored event", tags: ["Feed"], security: bearerSecurity },
+      },
+    );
+}

@@ -1,0 +1,115 @@
+/**
+ * intake.v1.EventFeedService (docs/feed.md). ListFeed is a unary call (a long poll with
+ * wait_seconds); StreamFeed is server streaming, written as an async generator so that
+ * connect-es pulls the next event only once the previous one was written (back-pressure).
+ * `openStream` is what the REST gateway's SSE route calls in-process: it validates before
+ * anything is sent, so a bad cursor is still a 400.
+ */
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import {
+  FeedStart,
+  type ListFeedRequest,
+  ListFeedResponseSchema,
+  type StreamFeedRequest,
+  type StreamFeedResponse,
+  StreamFeedResponseSchema,
+} from "../../gen/intake/v1/feed_pb.ts";
+import type { Feed, FeedPage, StreamItem } from "../domain/feed.ts";
+import type { Logger } from "../logger.ts";
+import { bearerCredential } from "./admission.ts";
+import { principalOf } from "./context.ts";
+import { eventMessage } from "./convert.ts";
+import { connectErrorFor, toConnectError } from "./errors.ts";
+import { rpcMethod } from "./method.ts";
+
+/** What a streaming call reads from its context: the values, the caller's token, its end. */
+export type StreamContext = Pick<HandlerContext, "values" | "signal" | "requestHeader">;
+
+function startOf(start: FeedStart): string | undefined {
+  if (start === FeedStart.LATEST) return "latest";
+  if (start === FeedStart.EARLIEST) return "earliest";
+  return undefined;
+}
+
+export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
+  const { feed, logger } = deps;
+
+  /** Validates and opens; the iterator throws a ConnectError when the stream must end. */
+  async function openStream(req: StreamFeedRequest, ctx: StreamContext): Promise<AsyncIterable<StreamItem>> {
+    try {
+      const credential = bearerCredential(ctx.requestHeader.get("authorization"));
+      if (credential === null) throw connectErrorFor("missing_credentials", "This call needs a bearer token.");
+      const stream = await feed.openStream(
+        principalOf(ctx),
+        { after: req.after, serviceId: req.serviceId, start: startOf(req.start) },
+        { credential, signal: ctx.signal },
+      );
+      return {
+        async *[Symbol.asyncIterator]() {
+          try {
+            yield* stream;
+          } catch (error) {
+            throw toConnectError(error, logger);
+          } finally {
+            await stream.return(undefined);
+          }
+        },
+      };
+    } catch (error) {
+      throw toConnectError(error, logger);
+    }
+  }
+
+  return {
+    openStream,
+
+    /** The page as the domain returned it, for the REST gateway's byte-level body. */
+    listFeedPage: async (req: ListFeedRequest, ctx: StreamContext): Promise<FeedPage> => {
+      try {
+        return await feed.listFeed(
+          principalOf(ctx),
+          {
+            after: req.after,
+            limit: req.limit,
+            serviceId: req.serviceId,
+            start: startOf(req.start),
+            waitSeconds: req.waitSeconds,
+          },
+          ctx.signal,
+        );
+      } catch (error) {
+        throw toConnectError(error, logger);
+      }
+    },
+
+    listFeed: rpcMethod(logger, async (req: ListFeedRequest, ctx) => {
+      const page = await feed.listFeed(
+        principalOf(ctx),
+        {
+          after: req.after,
+          limit: req.limit,
+          serviceId: req.serviceId,
+          start: startOf(req.start),
+          waitSeconds: req.waitSeconds,
+        },
+        (ctx as Partial<StreamContext>).signal,
+      );
+      return create(ListFeedResponseSchema, {
+        data: page.items.map((i) => eventMessage(i.event)),
+        nextCursor: page.nextCursor,
+      });
+    }),
+
+    // Keep-alives are an SSE matter: HTTP/2 and Connect streams have their own pings.
+    async *streamFeed(req: StreamFeedRequest, ctx: HandlerContext): AsyncGenerator<StreamFeedResponse> {
+      for await (const item of await openStream(req, ctx)) {
+        if (item.kind === "event") {
+          yield create(StreamFeedResponseSchema, { event: eventMessage(item.item.event), cursor: item.item.cursor });
+        }
+      }
+    },
+  };
+}
+
+export type FeedImpl = ReturnType<typeof createFeedImpl>;
