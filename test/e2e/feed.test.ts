@@ -187,7 +187,8 @@ async function runScenario(instances: IntakeProcess[], owner: string) {
   const service = { id, secret: signing_secret };
 
   const paging = pager(instances, owner);
-  const sse = sseReader([...instances].reverse(), owner, 97);
+  // Cut every 29 events: with the 100+ acknowledged below, at least three resumes.
+  const sse = sseReader([...instances].reverse(), owner, 29);
   const grpc = grpcReader(instances[instances.length - 1] as IntakeProcess, owner);
 
   const acknowledged = await ingestHard(instances, service);
