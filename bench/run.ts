@@ -1028,11 +1028,13 @@ async function main(): Promise<void> {
       close = await stalledReaders(intake.url, boot.token, 100);
       // The readers first take what their sockets hold (a few MB each, from the start of the
       // feed); measure once Intake is idle again, i.e. once they are stalled.
-      for (let waited = 0; waited < 60_000; waited += 500) {
+      let quiet = 0;
+      for (let waited = 0; waited < 60_000 && quiet < 4; waited += 500) {
         const cpu = processCpuNs(intake.pid);
         await Bun.sleep(500);
-        if (processCpuNs(intake.pid) - cpu < 100_000_000) break;
+        quiet = processCpuNs(intake.pid) - cpu < 50_000_000 ? quiet + 1 : 0;
       }
+      log(`  readers connected; Intake idle again (${quiet} quiet half-seconds)`);
       const withReaders = await load.run(settings.durationS);
       check(10, "ingest with 100 stalled readers", withReaders, "run");
       const after = memoryOf(intake.pid);
