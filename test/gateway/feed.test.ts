@@ -228,6 +228,21 @@ describe("GET /v1/feed/stream", () => {
     await resumed.close();
   });
 
+  test("intake_feed_streams counts open streams and drops when one ends", async () => {
+    world = await createWorld();
+    const gauge = async () => {
+      const text = (await world.request("GET", "/metrics", { token: null })).text;
+      return Number(/^intake_feed_streams (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+    };
+    const stream = await openStream(world);
+    const deadline = Date.now() + 3_000;
+    while ((await gauge()) !== 1 && Date.now() < deadline) await Bun.sleep(20);
+    expect(await gauge()).toBe(1);
+    await stream.close();
+    while ((await gauge()) !== 0 && Date.now() < deadline + 3_000) await Bun.sleep(20);
+    expect(await gauge()).toBe(0);
+  });
+
   test("400 before the stream opens for another tenant's Last-Event-ID", async () => {
     world = await createWorld();
     const s = await world.createService();
