@@ -324,4 +324,9 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
   { name: "INTAKE_METRICS", fallback: "true", meaning: "serve GET /metrics (Prometheus text format)" },
   { name: "INTAKE_ACCESS_LOG", fallback: "false", meaning: "one JSON log line per request" },
   { name: "INTAKE_LOG_LEVEL", fallback: "info", meaning: "debug, info, warn or error" },
+  {
+    name: "INTAKE_EVENT_RETENTION_DAYS",
+    fallback: "unset (kept)",
+    meaning: "1..3650: older events are deleted in the background",
+  },
 ];

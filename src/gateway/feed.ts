@@ -16,8 +16,8 @@ import type { RpcImpls } from "../rpc/impls.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE } from "./http.ts";
 import { EventRecordSchema } from "./ingest.ts";
 import type { Kit } from "./kit.ts";
-import { bearerSecurity, responses } from "./responses.ts";
-import { IdParams, ServiceId } from "./schemas.ts";
+import { bearerSecurity } from "./responses.ts";
+import { component, IdParams, ServiceId } from "./schemas.ts";
 
 const utf8 = new TextEncoder();
 
@@ -58,10 +58,13 @@ const StreamQuery = t.Object(
   { additionalProperties: true },
 );
 
-const FeedPageSchema = t.Object({
-  data: t.Array(EventRecordSchema, { description: "oldest first" }),
-  next_cursor: t.String({ description: "never null: where to resume" }),
-});
+const FeedPageSchema = t.Object(
+  {
+    data: t.Array(EventRecordSchema, { description: "oldest first", maxItems: FEED_MAX_LIMIT }),
+    next_cursor: t.String({ description: "never null: where to resume" }),
+  },
+  component("FeedPage"),
+);
 
 function startOf(start: string | undefined): FeedStart {
   if (start === "latest") return FeedStart.LATEST;
@@ -102,7 +105,7 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
       {
         ...kit.bearer("intake.v1.EventFeedService/ListFeed"),
         query: FeedQuery,
-        response: responses({ 200: FeedPageSchema }, 400),
+        response: { 200: FeedPageSchema },
         detail: {
           summary: "Read the tenant's feed, oldest first, from a cursor (a long poll with `wait`)",
           description:
@@ -182,16 +185,13 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
       {
         ...kit.bearer("intake.v1.EventFeedService/StreamFeed"),
         query: StreamQuery,
-        response: responses(
-          {
-            200: t.String({
-              description:
-                "text/event-stream: per event `id: <cursor>`, `event: event`, `data: <event JSON>`; `: keep-alive` comments; " +
-                "a last `event: end` says why the stream ended",
-            }),
-          },
-          400,
-        ),
+        response: {
+          200: t.String({
+            description:
+              "text/event-stream: per event `id: <cursor>`, `event: event`, `data: <event JSON>`; `: keep-alive` comments; " +
+              "a last `event: end` says why the stream ended",
+          }),
+        },
         detail: {
           summary: "Follow the tenant's feed live (Server-Sent Events; resume with Last-Event-ID)",
           tags: ["Feed"],
@@ -235,7 +235,7 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
       {
         ...kit.bearer("intake.v1.IngestService/GetEvent"),
         params: IdParams,
-        response: responses({ 200: EventRecordSchema }),
+        response: { 200: EventRecordSchema },
         detail: { summary: "Get one stored event", tags: ["Feed"], security: bearerSecurity },
       },
     );

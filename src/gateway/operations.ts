@@ -75,6 +75,15 @@ export const OPERATIONS: Record<string, OperationRow> = {
     rpc: "intake.v1.IngestService/ListEvents",
     errors: { 400: ["invalid_request"], 404: ["not_found"] },
   },
+  "GET /v1/feed": {
+    rpc: "intake.v1.EventFeedService/ListFeed",
+    errors: { 400: ["invalid_request"], 404: ["not_found"] },
+  },
+  "GET /v1/feed/stream": {
+    rpc: "intake.v1.EventFeedService/StreamFeed",
+    errors: { 400: ["invalid_request"], 404: ["not_found"] },
+  },
+  "GET /v1/events/{id}": { rpc: "intake.v1.IngestService/GetEvent", errors: { 404: ["not_found"] } },
 };
 
 /** `CreateApiToken` for `intake.v1.ApiTokenService/CreateApiToken`. */
