@@ -250,7 +250,9 @@ describe("the feed on one instance with a SQLite file", () => {
 
   test("every reader gets exactly the acknowledged events, once each, all in one order", async () => {
     const env = { INTAKE_DATA_DIR: dir, DATABASE_URL: `sqlite:${join(dir, "intake.sqlite")}` };
-    const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Feed", "--json"], env)) as { token: string };
+    const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Feed", "--create", "--json"], env)) as {
+      token: string;
+    };
     const instance = await startIntake("S", { ...env, INTAKE_GRPC_PORT: String(await freePort()) });
     try {
       await runScenario([instance], boot.token);
