@@ -325,6 +325,16 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
   { name: "INTAKE_ACCESS_LOG", fallback: "false", meaning: "one JSON log line per request" },
   { name: "INTAKE_LOG_LEVEL", fallback: "info", meaning: "debug, info, warn or error" },
   {
+    name: "INTAKE_RATE_LIMIT_API",
+    fallback: "unset (none)",
+    meaning: "<n>/<seconds>s per bearer token across its routes, e.g. 1000/60s",
+  },
+  {
+    name: "INTAKE_RATE_LIMIT_INGEST",
+    fallback: "unset (none)",
+    meaning: "<n>/<seconds>s per service's signed ingest (services without their own rate_limit)",
+  },
+  {
     name: "INTAKE_EVENT_RETENTION_DAYS",
     fallback: "unset (kept)",
     meaning: "1..3650: older events are deleted in the background",
