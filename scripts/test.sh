@@ -46,8 +46,8 @@ pass() {
 }
 
 # Suites on real PostgreSQL and Redis and the end-to-end ones start servers and databases: a
-# test gets 30 s, not bun's default 5 s, so a slow or busy machine does not fail them. (On the
-# command line: bun 1.4 ignores a `timeout` under [test] in bunfig.toml.)
+# test gets 30 s, not bun's default 5 s, so a slow or busy machine does not fail them. On the
+# command line: bunfig.toml says why it cannot live there (bun 1.4.5 ignores it).
 TIMEOUT_MS=30000
 
 pass bun test --timeout "$TIMEOUT_MS"
