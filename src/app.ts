@@ -191,7 +191,7 @@ export function createDomain(deps: {
     newId,
     logger,
     toleranceSeconds: config.signatureToleranceSeconds,
-    maxEventBytes: config.maxEventBytes,
+    maxEventBytes: config.limits.eventBytes,
     commit: config.ingestCommit,
     ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
     defaultRateLimit: config.rateLimitIngest,
@@ -239,10 +239,12 @@ export async function createApp(options: AppOptions) {
     config.rateLimitApi ? { limiter: rateLimiter, limit: config.rateLimitApi, observer } : null,
   );
   const impls = createRpcImpls({ ...domain, logger, version: config.version });
-  const rpc = { impls, admission, maxEventBytes: config.maxEventBytes };
+  const { limits } = config;
+  const rpc = { impls, admission, limits };
   const gateway = await createGateway({
     impls,
     admission,
+    limits,
     logger,
     rpc: createRpcRouter(rpc, { grpc: false }),
     apiDocs: config.apiDocs ? { version: config.version } : null,

@@ -6,6 +6,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
+import { type Limits, MANAGEMENT_BODY_BYTES } from "./domain/limits.ts";
 import type { RateLimit } from "./domain/ports/rate-limiter.ts";
 import { MAX_LIMIT, MAX_WINDOW_SECONDS, parseRateLimitText } from "./domain/rate-limits.ts";
 import { LOG_LEVELS, type LogLevel } from "./logger.ts";
@@ -32,7 +33,8 @@ export interface Config {
   secretsKey: Uint8Array | null;
   rotationGraceSeconds: number;
   signatureToleranceSeconds: number;
-  maxEventBytes: number;
+  /** Size limits; app.ts hands this one object to every layer that enforces one. */
+  limits: Limits;
   /**
    * INTAKE_INGEST_COMMIT: `group` (default) lets concurrent events share one commit;
    * `per_request` commits each event alone (the benchmark's baseline). Both ack after commit.
@@ -227,7 +229,10 @@ export function parseConfig(env: Env): Config {
     secretsKey,
     rotationGraceSeconds: integer(env, "INTAKE_ROTATION_GRACE_SECONDS", 86400, 0, 31_536_000, problems),
     signatureToleranceSeconds: integer(env, "INTAKE_SIGNATURE_TOLERANCE_SECONDS", 300, 1, 86_400, problems),
-    maxEventBytes: integer(env, "INTAKE_MAX_EVENT_BYTES", 262144, 2, 64 * 1024 * 1024, problems),
+    limits: {
+      managementBodyBytes: MANAGEMENT_BODY_BYTES,
+      eventBytes: integer(env, "INTAKE_MAX_EVENT_BYTES", 262144, 2, 64 * 1024 * 1024, problems),
+    },
     ingestCommit: ingestCommitRaw === "per_request" ? "per_request" : "group",
     apiDocs: apiDocsRaw !== "false",
     console: consoleRaw !== "false",

@@ -39,7 +39,7 @@ describe("parseConfig", () => {
       secretsKey: null,
       rotationGraceSeconds: 86400,
       signatureToleranceSeconds: 300,
-      maxEventBytes: 262144,
+      limits: { managementBodyBytes: 65536, eventBytes: 262144 },
     });
     expect(config.database).toEqual({ kind: "sqlite", path: join(config.dataDir, "intake.sqlite") });
     expect(config.dataDir.endsWith("/data")).toBe(true);
@@ -67,7 +67,7 @@ describe("parseConfig", () => {
       tokenPepper: GOOD_PEPPER,
       rotationGraceSeconds: 0,
       signatureToleranceSeconds: 1,
-      maxEventBytes: 1024,
+      limits: { managementBodyBytes: 65536, eventBytes: 1024 },
     });
     expect(config.secretsKey).toEqual(new Uint8Array(Buffer.alloc(32, 7)));
   });

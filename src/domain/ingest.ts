@@ -384,7 +384,7 @@ export function createIngest(deps: IngestDeps) {
     await committer?.drain();
   }
 
-  return { ingest, admitService, payloadTooLarge, listEvents, close, maxEventBytes: deps.maxEventBytes };
+  return { ingest, admitService, payloadTooLarge, listEvents, close };
 }
 
 export type Ingest = ReturnType<typeof createIngest>;

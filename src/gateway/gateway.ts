@@ -5,6 +5,7 @@
 import { ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { Elysia } from "elysia";
 import { createIdGenerator, formatId } from "../domain/ids.ts";
+import type { Limits } from "../domain/limits.ts";
 import type { RateDecision } from "../domain/ports/rate-limiter.ts";
 import type { Logger } from "../logger.ts";
 import type { Admission } from "../rpc/admission.ts";
@@ -34,6 +35,8 @@ import { tenantRoutes } from "./tenant.ts";
 export interface GatewayDeps {
   impls: RpcImpls;
   admission: Admission;
+  /** The composition root's limits: the management body cap (kit) and the event cap (ingest). */
+  limits: Limits;
   logger: Logger;
   /** Connect and gRPC-Web at /intake.v1.<Service>/<Method> (a router with plain gRPC off). */
   rpc?: ConnectRouter;
@@ -125,8 +128,8 @@ function requestIdOf(set: { headers: Record<string, unknown> }): string {
 }
 
 export async function createGateway(deps: GatewayDeps) {
-  const { impls, admission, logger } = deps;
-  const kit = createKit(admission);
+  const { impls, admission, limits, logger } = deps;
+  const kit = createKit(admission, limits);
   const newRequestId = createIdGenerator();
   // Built on first use, so routes mounted after this function (RPC, ingest) count too.
   let allowedMethods: ReturnType<typeof methodIndex> | null = null;
@@ -191,7 +194,7 @@ export async function createGateway(deps: GatewayDeps) {
     .use(tenantRoutes(impls, kit))
     .use(apiTokenRoutes(impls, kit))
     .use(serviceRoutes(impls, kit))
-    .use(ingestRoutes(impls, kit))
+    .use(ingestRoutes(impls, kit, limits))
     .use(setupRoutes(impls, kit))
     .use(feedRoutes(impls, kit));
 

@@ -10,6 +10,7 @@ import {
   ListEventsRequestSchema,
   type ListEventsResponse,
 } from "../../gen/intake/v1/ingest_pb.ts";
+import type { Limits } from "../domain/limits.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { tagCall } from "../rpc/observe.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE, json, readCapped } from "./http.ts";
@@ -89,9 +90,9 @@ function eventsBody(page: ListEventsResponse): Uint8Array {
   return Buffer.concat(parts);
 }
 
-export function ingestRoutes(impls: RpcImpls, kit: Kit) {
+export function ingestRoutes(impls: RpcImpls, kit: Kit, limits: Limits) {
   const { ingest } = impls;
-  const limit = ingest.maxPayloadBytes;
+  const limit = limits.eventBytes;
   return new Elysia({ ...ELYSIA_SETTINGS, name: "ingest" })
     .post(
       "/v1/ingest/:service_id",

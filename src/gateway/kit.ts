@@ -8,6 +8,7 @@
  * then judges and decodes those bytes. Nothing of the body is looked at before the caller is known.
  */
 import { createContextValues } from "@connectrpc/connect";
+import type { Limits } from "../domain/limits.ts";
 import type { RateDecision } from "../domain/ports/rate-limiter.ts";
 import type { Admission, Admitted } from "../rpc/admission.ts";
 import { type CallContext, principalKey } from "../rpc/context.ts";
@@ -16,9 +17,6 @@ import { tagCall } from "../rpc/observe.ts";
 import type { MethodName } from "../rpc/policy.ts";
 import { rateLimitSinkKey } from "../rpc/rate-limit.ts";
 import { readCapped } from "./http.ts";
-
-/** Management bodies: at most 64 KiB (SPEC §1). */
-export const MAX_BODY_BYTES = 64 * 1024;
 
 const RAW = Symbol("raw body");
 
@@ -84,25 +82,27 @@ function structuralProblem(root: object): { field: string; message: string } | n
   return null;
 }
 
-async function bufferBody(ctx: HookContext): Promise<Buffered> {
-  return { [RAW]: await readCapped(ctx.request, MAX_BODY_BYTES) };
-}
+export function createKit(admission: Admission, limits: Limits) {
+  const maxBodyBytes = limits.managementBodyBytes;
 
-/** 413 → 415 → 400 on the buffered bytes; leaves the decoded object in `ctx.body`. */
-function judgeBody(ctx: HookContext): void {
-  // `null` is readCapped's "over the limit": it must not be mistaken for "no body".
-  const buffered = ctx.body as Buffered | undefined;
-  const raw = buffered === undefined ? new Uint8Array(0) : buffered[RAW];
-  if (raw === null) {
-    throw connectErrorFor("payload_too_large", `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  async function bufferBody(ctx: HookContext): Promise<Buffered> {
+    return { [RAW]: await readCapped(ctx.request, maxBodyBytes) };
   }
-  if (raw.length > 0 && !JSON_MEDIA_TYPE.test(ctx.request.headers.get("content-type") ?? "")) {
-    throw connectErrorFor("unsupported_media_type", "Send the body as Content-Type: application/json.");
-  }
-  ctx.body = decodeJsonObject(raw);
-}
 
-export function createKit(admission: Admission) {
+  /** 413 → 415 → 400 on the buffered bytes; leaves the decoded object in `ctx.body`. */
+  function judgeBody(ctx: HookContext): void {
+    // `null` is readCapped's "over the limit": it must not be mistaken for "no body".
+    const buffered = ctx.body as Buffered | undefined;
+    const raw = buffered === undefined ? new Uint8Array(0) : buffered[RAW];
+    if (raw === null) {
+      throw connectErrorFor("payload_too_large", `The body is larger than ${maxBodyBytes} bytes.`);
+    }
+    if (raw.length > 0 && !JSON_MEDIA_TYPE.test(ctx.request.headers.get("content-type") ?? "")) {
+      throw connectErrorFor("unsupported_media_type", "Send the body as Content-Type: application/json.");
+    }
+    ctx.body = decodeJsonObject(raw);
+  }
+
   /**
    * Each request's call context, and the rate-limit decision it was taken under (its answer
    * carries the fields): one map, so a limited request costs no second lookup.

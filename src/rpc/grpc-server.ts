@@ -68,7 +68,7 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
   const health = createGrpcHealth(RPC_SERVICE_NAMES);
   const seen = options.requests?.enabled ? options.requests : null;
   const handler = connectNodeAdapter({
-    ...rpcRouterOptions(deps.admission, protocols),
+    ...rpcRouterOptions(deps.admission, deps.limits, protocols),
     // The values the gate and the implementations note on (the principal, an ingest's service
     // and 401 reason), made per request below so the access log can read them afterwards.
     contextValues: (req) => callOf(req)?.values ?? createContextValues(),

@@ -22,15 +22,13 @@ import { rateLimitSinkKey } from "./rate-limit.ts";
  * reaching past rpc into the domain.
  */
 export interface IngestEdge {
-  /** INTAKE_MAX_EVENT_BYTES: the edge stops reading a body beyond it. */
-  readonly maxPayloadBytes: number;
   /**
    * Throws (ConnectError invalid_signature) for a service id nothing can be ingested into,
    * before the body is read. Synchronous when the service is cached. `context` receives what
    * the access log reads (the service id, the reason of a 401).
    */
   admitService(serviceId: string, context: CallContext): void | Promise<void>;
-  /** The 413 for a body the edge stopped reading at `maxPayloadBytes` (counted in metrics). */
+  /** The 413 for a body the edge stopped reading at the event limit (counted in metrics). */
   payloadTooLarge(): ConnectError;
 }
 
@@ -51,8 +49,6 @@ export type IngestImpl = Impl<typeof IngestService> & IngestEdge;
 export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Logger }): IngestImpl {
   const { ingest, feed, logger } = deps;
   return {
-    maxPayloadBytes: ingest.maxEventBytes,
-
     admitService(serviceId, context) {
       noteService(context, serviceId);
       try {

@@ -11,6 +11,7 @@ import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { SetupService } from "../../gen/intake/v1/setup_pb.ts";
 import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
+import type { Limits } from "../domain/limits.ts";
 import type { Admission } from "./admission.ts";
 import type { RpcImpls } from "./impls.ts";
 
@@ -37,9 +38,6 @@ export const RPC_JSON_OPTIONS: Partial<JsonReadOptions & JsonWriteOptions> = {
   alwaysEmitImplicit: true,
 };
 
-/** Management messages: the REST body limit (SPEC §1: 64 KiB). */
-const MANAGEMENT_READ_MAX_BYTES = 64 * 1024;
-
 export interface Protocols {
   /** Plain gRPC needs HTTP/2 trailers: only on the h2c listener (Bun.serve's h2 drops them). */
   grpc: boolean;
@@ -48,17 +46,17 @@ export interface Protocols {
 export interface RpcRouterDeps {
   impls: RpcImpls;
   admission: Admission;
-  /** INTAKE_MAX_EVENT_BYTES: bounds an Ingest message. */
-  maxEventBytes: number;
+  /** Management messages are held to the REST body limit; an Ingest message to the event limit. */
+  limits: Limits;
 }
 
-export function rpcRouterOptions(admission: Admission, protocols: Protocols): ConnectRouterOptions {
+export function rpcRouterOptions(admission: Admission, limits: Limits, protocols: Protocols): ConnectRouterOptions {
   return {
     grpc: protocols.grpc,
     grpcWeb: true,
     connect: true,
     jsonOptions: RPC_JSON_OPTIONS,
-    readMaxBytes: MANAGEMENT_READ_MAX_BYTES,
+    readMaxBytes: limits.managementBodyBytes,
     // The gate admits on the headers alone, before the message is read; the interceptor is
     // the same admission for anything that reaches an implementation without the gate.
     requestGate: admission.gate,
@@ -68,7 +66,7 @@ export function rpcRouterOptions(admission: Admission, protocols: Protocols): Co
 
 /** Registers the intake.v1 services on a router; usable as connect-node's `routes`. */
 export function registerServices(deps: RpcRouterDeps, protocols: Protocols): (router: ConnectRouter) => void {
-  const { impls, maxEventBytes } = deps;
+  const { impls, limits } = deps;
   // connect-es reads the protocol switches of per-service options, not the router's, once any
   // options are given (its types omit them): repeated so gRPC stays off on the main port.
   const switches = { grpc: protocols.grpc, grpcWeb: true, connect: true };
@@ -80,14 +78,17 @@ export function registerServices(deps: RpcRouterDeps, protocols: Protocols): (ro
       .service(HealthService, impls.health)
       .service(SetupService, impls.setup)
       // The payload rides as bytes: base64 in Connect JSON (4/3 larger), plus the signature,
-      // ids and framing. The implementation still holds the payload to maxEventBytes itself.
-      .service(IngestService, impls.ingest, { ...switches, readMaxBytes: Math.ceil((maxEventBytes * 4) / 3) + 4096 })
+      // ids and framing. The implementation still holds the payload to eventBytes itself.
+      .service(IngestService, impls.ingest, {
+        ...switches,
+        readMaxBytes: Math.ceil((limits.eventBytes * 4) / 3) + 4096,
+      })
       .service(EventFeedService, { listFeed: impls.feed.listFeed, streamFeed: impls.feed.streamFeed });
   };
 }
 
 export function createRpcRouter(deps: RpcRouterDeps, protocols: Protocols): ConnectRouter {
-  const router = createConnectRouter(rpcRouterOptions(deps.admission, protocols));
+  const router = createConnectRouter(rpcRouterOptions(deps.admission, deps.limits, protocols));
   registerServices(deps, protocols)(router);
   return router;
 }
