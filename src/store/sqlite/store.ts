@@ -25,8 +25,9 @@ import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
 import { mapError, openDatabase } from "./connection.ts";
+import { createEventInsert, type InsertEvents } from "./event-insert.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
-import { apiTokens, events, feedHead, services, setupCodes, tenants } from "./schema.ts";
+import { apiTokens, events, services, setupCodes, tenants } from "./schema.ts";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for a private in-process database. */
@@ -84,34 +85,6 @@ function buildStatements(db: BunSQLiteDatabase) {
       .from(services)
       .where(eq(services.id, p("id")))
       .prepare(),
-    // First write of every event batch: reserves `n` positions. The transaction holds the
-    // database's write lock, so positions follow commit order (docs/feed.md).
-    feedBump: db
-      .insert(feedHead)
-      .values({ id: 1, head: sql`${p("n")}` })
-      .onConflictDoUpdate({ target: feedHead.id, set: { head: sql`${feedHead.head} + excluded.head` } })
-      .returning({ head: feedHead.head })
-      .prepare(),
-    // The unique index decides duplicates: no row back means the key was already used.
-    eventInsert: db
-      .insert(events)
-      .values({
-        id: p("id"),
-        tenantId: p("tenantId"),
-        position: p("position"),
-        serviceId: p("serviceId"),
-        receivedAt: p("receivedAt"),
-        idempotencyKey: p("idempotencyKey"),
-        payload: p("payload"),
-      })
-      .onConflictDoNothing({ target: [events.serviceId, events.idempotencyKey] })
-      .returning({ id: events.id })
-      .prepare(),
-    eventByKey: db
-      .select({ id: events.id, receivedAt: events.receivedAt })
-      .from(events)
-      .where(and(eq(events.serviceId, p("serviceId")), eq(events.idempotencyKey, p("idempotencyKey"))))
-      .prepare(),
     // Never moves last_used_at backwards: instances flush their buffers in any order.
     touchLastUsed: db
       .update(apiTokens)
@@ -154,6 +127,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     statements ??= buildStatements(db);
     return statements;
   };
+  let insertEvents: InsertEvents | undefined;
 
   return {
     dialect: "sqlite",
@@ -356,27 +330,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
           writer ??= createEventWriter({ path: options.path, mapError });
           return writer.insertBatch(batch);
         }
+        // The same function the worker runs (event-insert.ts), on this connection.
         return run((): InsertEventResult[] => {
-          if (batch.length === 0) return [];
-          const { feedBump, eventInsert, eventByKey } = stmt();
-          // One transaction, one fsync (synchronous=FULL) for the whole group; a throw rolls it all back.
-          return db.transaction(
-            () => {
-              const bumped = feedBump.get({ n: batch.length });
-              if (!bumped) throw new Error("insertBatch: feed_head returned no row");
-              const first = bumped.head - batch.length + 1;
-              return batch.map((event, i): InsertEventResult => {
-                if (eventInsert.get({ ...event, position: first + i })) return { kind: "inserted" };
-                const prior =
-                  event.idempotencyKey === null
-                    ? undefined
-                    : eventByKey.get({ serviceId: event.serviceId, idempotencyKey: event.idempotencyKey });
-                if (!prior) throw new Error("insertBatch: an event was neither inserted nor a duplicate");
-                return { kind: "duplicate", id: prior.id, receivedAt: prior.receivedAt };
-              });
-            },
-            { behavior: "immediate" },
-          );
+          insertEvents ??= createEventInsert(client);
+          return insertEvents(batch);
         });
       },
 
