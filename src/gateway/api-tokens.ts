@@ -50,9 +50,10 @@ export function apiTokenRoutes(impls: RpcImpls, kit: Kit) {
   const { apiTokens } = impls;
   const tags = ["API tokens"];
   return new Elysia({ ...ELYSIA_SETTINGS, name: "api-tokens" })
+    .use(kit.plugin)
     .post(
       "/v1/api_tokens",
-      async ({ request, body }) => {
+      async ({ call, body }) => {
         const expiresAt = expiresAtMs(body.expires_at);
         const res = await apiTokens.createApiToken(
           create(CreateApiTokenRequestSchema, {
@@ -61,12 +62,12 @@ export function apiTokenRoutes(impls: RpcImpls, kit: Kit) {
             role: body.role,
             expiresAt: expiresAt === null ? undefined : timestampFromMs(expiresAt),
           }),
-          kit.call(request),
+          call,
         );
         return json(201, { ...tokenJson(res.apiToken!), token: res.token });
       },
       {
-        ...kit.withBody("intake.v1.ApiTokenService/CreateApiToken"),
+        withBody: { method: "intake.v1.ApiTokenService/CreateApiToken" },
         body: CreateApiTokenBody,
         response: { 201: CreatedApiToken },
         detail: { summary: "Mint a token (its credential is shown only here)", tags, security: bearerSecurity },
@@ -74,19 +75,19 @@ export function apiTokenRoutes(impls: RpcImpls, kit: Kit) {
     )
     .get(
       "/v1/api_tokens",
-      async ({ request, query }) => {
+      async ({ call, query }) => {
         const res = await apiTokens.listApiTokens(
           create(ListApiTokensRequestSchema, {
             limit: query.limit,
             cursor: query.cursor,
             includeRevoked: query.include_revoked ?? false,
           }),
-          kit.call(request),
+          call,
         );
         return json(200, { data: res.data.map(tokenJson), next_cursor: res.nextCursor ?? null });
       },
       {
-        ...kit.bearer("intake.v1.ApiTokenService/ListApiTokens"),
+        bearer: "intake.v1.ApiTokenService/ListApiTokens",
         query: TokenPageQuery,
         response: { 200: listOf(ApiTokenRecord, "ApiTokenList") },
         detail: { summary: "List tokens, newest first", tags, security: bearerSecurity },
@@ -94,12 +95,12 @@ export function apiTokenRoutes(impls: RpcImpls, kit: Kit) {
     )
     .get(
       "/v1/api_tokens/:id",
-      async ({ request, params }) => {
-        const res = await apiTokens.getApiToken(create(GetApiTokenRequestSchema, { id: params.id }), kit.call(request));
+      async ({ call, params }) => {
+        const res = await apiTokens.getApiToken(create(GetApiTokenRequestSchema, { id: params.id }), call);
         return json(200, tokenJson(res.apiToken!));
       },
       {
-        ...kit.bearer("intake.v1.ApiTokenService/GetApiToken"),
+        bearer: "intake.v1.ApiTokenService/GetApiToken",
         params: IdParams,
         response: { 200: ApiTokenRecord },
         detail: { summary: "Get a token's record (never its credential)", tags, security: bearerSecurity },
@@ -107,15 +108,12 @@ export function apiTokenRoutes(impls: RpcImpls, kit: Kit) {
     )
     .delete(
       "/v1/api_tokens/:id",
-      async ({ request, params }) => {
-        const res = await apiTokens.revokeApiToken(
-          create(RevokeApiTokenRequestSchema, { id: params.id }),
-          kit.call(request),
-        );
+      async ({ call, params }) => {
+        const res = await apiTokens.revokeApiToken(create(RevokeApiTokenRequestSchema, { id: params.id }), call);
         return json(200, tokenJson(res.apiToken!));
       },
       {
-        ...kit.bearer("intake.v1.ApiTokenService/RevokeApiToken"),
+        bearer: "intake.v1.ApiTokenService/RevokeApiToken",
         params: IdParams,
         response: { 200: ApiTokenRecord },
         detail: {

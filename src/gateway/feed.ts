@@ -80,10 +80,10 @@ function sse(text: string): Uint8Array {
 export function feedRoutes(impls: RpcImpls, kit: Kit) {
   const { feed, ingest } = impls;
   return new Elysia({ ...ELYSIA_SETTINGS, name: "feed" })
+    .use(kit.plugin)
     .get(
       "/v1/feed",
-      async ({ request, query }) => {
-        const call = kit.call(request);
+      async ({ call, request, query }) => {
         const page = await feed.listFeedPage(
           create(ListFeedRequestSchema, {
             after: query.after,
@@ -103,7 +103,7 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
         return new Response(Buffer.concat(parts), { status: 200, headers: { "content-type": JSON_TYPE } });
       },
       {
-        ...kit.bearer("intake.v1.EventFeedService/ListFeed"),
+        bearer: "intake.v1.EventFeedService/ListFeed",
         query: FeedQuery,
         response: { 200: FeedPageSchema },
         detail: {
@@ -118,8 +118,7 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
     )
     .get(
       "/v1/feed/stream",
-      async ({ request, query }) => {
-        const call = kit.call(request);
+      async ({ call, request, query }) => {
         // EventSource clients resend the last id on reconnect: it wins over `after`.
         const lastEventId = request.headers.get("last-event-id");
         const stream = await feed.openStream(
@@ -183,7 +182,7 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
         });
       },
       {
-        ...kit.bearer("intake.v1.EventFeedService/StreamFeed"),
+        bearer: "intake.v1.EventFeedService/StreamFeed",
         query: StreamQuery,
         response: {
           200: t.String({
@@ -210,8 +209,8 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
     )
     .get(
       "/v1/events/:id",
-      async ({ request, params }) => {
-        const res = await ingest.getEvent(create(GetEventRequestSchema, { id: params.id }), kit.call(request));
+      async ({ call, params }) => {
+        const res = await ingest.getEvent(create(GetEventRequestSchema, { id: params.id }), call);
         const e = res.event;
         if (!e) throw new Error("GetEvent answered without an event");
         const parts: Uint8Array[] = [];
@@ -233,7 +232,7 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
         return new Response(Buffer.concat(parts), { status: 200, headers: { "content-type": JSON_TYPE } });
       },
       {
-        ...kit.bearer("intake.v1.IngestService/GetEvent"),
+        bearer: "intake.v1.IngestService/GetEvent",
         params: IdParams,
         response: { 200: EventRecordSchema },
         detail: { summary: "Get one stored event", tags: ["Feed"], security: bearerSecurity },

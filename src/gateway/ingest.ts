@@ -94,6 +94,7 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit, limits: Limits) {
   const { ingest } = impls;
   const limit = limits.eventBytes;
   return new Elysia({ ...ELYSIA_SETTINGS, name: "ingest" })
+    .use(kit.plugin)
     .post(
       "/v1/ingest/:service_id",
       async ({ request, params }) => {
@@ -145,15 +146,15 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit, limits: Limits) {
     )
     .get(
       "/v1/services/:id/events",
-      async ({ request, params, query }) => {
+      async ({ call, params, query }) => {
         const res = await ingest.listEvents(
           create(ListEventsRequestSchema, { serviceId: params.id, limit: query.limit, cursor: query.cursor }),
-          kit.call(request),
+          call,
         );
         return new Response(eventsBody(res), { status: 200, headers: { "content-type": JSON_TYPE } });
       },
       {
-        ...kit.bearer("intake.v1.IngestService/ListEvents"),
+        bearer: "intake.v1.IngestService/ListEvents",
         params: IdParams,
         query: PageQuery,
         response: { 200: listOf(EventRecordSchema, "EventList") },

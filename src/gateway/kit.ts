@@ -8,30 +8,24 @@
  * then judges and decodes those bytes. Nothing of the body is looked at before the caller is known.
  */
 import { createContextValues } from "@connectrpc/connect";
+import { Elysia } from "elysia";
 import type { Limits } from "../domain/limits.ts";
 import type { RateDecision } from "../domain/ports/rate-limiter.ts";
 import type { Admission, Admitted } from "../rpc/admission.ts";
 import { type CallContext, principalKey } from "../rpc/context.ts";
 import { connectErrorFor } from "../rpc/errors.ts";
-import { tagCall } from "../rpc/observe.ts";
+import { callOf, tagCall } from "../rpc/observe.ts";
 import type { MethodName } from "../rpc/policy.ts";
 import { rateLimitSinkKey } from "../rpc/rate-limit.ts";
-import { readCapped } from "./http.ts";
-
-const RAW = Symbol("raw body");
+import { ELYSIA_SETTINGS, readCapped } from "./http.ts";
 
 /** A call context, plus the rate-limit decision of the request (null: its route is not limited). */
 interface RecordedCall extends CallContext {
   rate: RateDecision | null;
 }
-type Buffered = { [RAW]: Uint8Array | null };
 
-/** The slice of Elysia's context the hooks use. */
-interface HookContext {
-  request: Request;
-  params: Record<string, string>;
-  body: unknown;
-}
+const RAW = Symbol("raw body");
+type Buffered = { [RAW]: Uint8Array | null };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
@@ -82,95 +76,106 @@ function structuralProblem(root: object): { field: string; message: string } | n
   return null;
 }
 
+/** The `withBody` macro's value: the RPC method, and an optional existence check. */
+export interface BodyRoute {
+  method: MethodName;
+  /** Runs after admission and before the body is judged: an unknown target is a 404 whatever the body holds. */
+  exists?: (call: CallContext, params: Record<string, string>) => Promise<unknown>;
+}
+
+/**
+ * The kit as an Elysia plugin of macros; a route names one of them:
+ * - `bearer: method`: a route that takes no body (GET, DELETE, rotation); any body is ignored.
+ * - `withBody: { method, exists? }`: a bearer route with a JSON body.
+ * - `openWithBody: true`: a JSON body and no bearer token (`POST /v1/setup`, whose body holds its
+ *   credential): the same 413 → 415 → 400 judgement, with an anonymous call.
+ * They decide in `transform`, so before Elysia validates anything (401 before 400), and hand the
+ * handler the call as a typed `call` in its context.
+ */
 export function createKit(admission: Admission, limits: Limits) {
   const maxBodyBytes = limits.managementBodyBytes;
 
-  async function bufferBody(ctx: HookContext): Promise<Buffered> {
-    return { [RAW]: await readCapped(ctx.request, maxBodyBytes) };
+  function callFor(request: Request, params: Record<string, string>, { principal, rate }: Admitted): CallContext {
+    // A path segment that is not valid percent-encoding (`%E0%A4%A`) reaches here as null, and
+    // would fail the params schema as a 400: it names no resource, so it is a 404 (SPEC §1).
+    for (const key in params) {
+      if (typeof params[key] !== "string") throw connectErrorFor("not_found", "No such resource.");
+    }
+    // The access log reads the principal from the request after the response (rpc/observe.ts).
+    // The call and the rate decision its answer carries, on the request: one property, no map.
+    const call: RecordedCall = { values: createContextValues().set(principalKey, principal), rate };
+    return tagCall(request, call);
   }
 
-  /** 413 → 415 → 400 on the buffered bytes; leaves the decoded object in `ctx.body`. */
-  function judgeBody(ctx: HookContext): void {
+  /** Synchronous when the token is in the in-process cache. */
+  function admit(
+    request: Request,
+    params: Record<string, string>,
+    method: MethodName,
+  ): CallContext | Promise<CallContext> {
+    const admitted = admission.admit(request.headers.get("authorization"), method);
+    return admitted instanceof Promise
+      ? admitted.then((a) => callFor(request, params, a))
+      : callFor(request, params, admitted);
+  }
+
+  /** A body route's `parse`: only buffers the raw bytes (capped); nothing is judged before the caller is known. */
+  const bufferBody = (async ({ request }: { request: Request }): Promise<Buffered> => ({
+    [RAW]: await readCapped(request, maxBodyBytes),
+  })) as never;
+
+  /** 413 → 415 → 400 on the buffered bytes: the decoded object. */
+  function judgeBody(request: Request, body: unknown): unknown {
     // `null` is readCapped's "over the limit": it must not be mistaken for "no body".
-    const buffered = ctx.body as Buffered | undefined;
+    const buffered = body as Buffered | undefined;
     const raw = buffered === undefined ? new Uint8Array(0) : buffered[RAW];
     if (raw === null) {
       throw connectErrorFor("payload_too_large", `The body is larger than ${maxBodyBytes} bytes.`);
     }
-    if (raw.length > 0 && !JSON_MEDIA_TYPE.test(ctx.request.headers.get("content-type") ?? "")) {
+    if (raw.length > 0 && !JSON_MEDIA_TYPE.test(request.headers.get("content-type") ?? "")) {
       throw connectErrorFor("unsupported_media_type", "Send the body as Content-Type: application/json.");
     }
-    ctx.body = decodeJsonObject(raw);
+    return decodeJsonObject(raw);
   }
 
-  /**
-   * Each request's call context, and the rate-limit decision it was taken under (its answer
-   * carries the fields): one map, so a limited request costs no second lookup.
-   */
-  const calls = new WeakMap<Request, RecordedCall>();
-
-  function remember(ctx: Pick<HookContext, "request" | "params">, { principal, rate }: Admitted): CallContext {
-    // A path segment that is not valid percent-encoding (`%E0%A4%A`) reaches here as null, and
-    // would fail the params schema as a 400: it names no resource, so it is a 404 (SPEC §1).
-    for (const key in ctx.params) {
-      if (typeof ctx.params[key] !== "string") throw connectErrorFor("not_found", "No such resource.");
-    }
-    const call: RecordedCall = { values: createContextValues().set(principalKey, principal), rate };
-    calls.set(ctx.request, call);
-    // The access log reads the principal from the request after the response (rpc/observe.ts).
-    tagCall(ctx.request, call);
-    return call;
-  }
-
-  /** Synchronous when the token is in the in-process cache: the hot path awaits nothing. */
-  function admit(ctx: Pick<HookContext, "request" | "params">, method: MethodName): CallContext | Promise<CallContext> {
-    const admitted = admission.admit(ctx.request.headers.get("authorization"), method);
-    return admitted instanceof Promise ? admitted.then((a) => remember(ctx, a)) : remember(ctx, admitted);
-  }
+  // The hooks read `ctx.request`, `ctx.params`, `ctx.body` and never pass `ctx` on: Elysia infers
+  // from their source which context fields they use, and a `ctx` handed to a function makes it
+  // parse cookies and build a cookie jar per request, which then forces it to rebuild every
+  // returned Response (bench/README.md, scenario 2).
+  // The call was tagged on the request by admission (rpc/observe.ts); `resolve` types it.
+  const resolve = ({ request }: { request: Request }) => ({ call: callOf(request) as CallContext });
+  const plugin = new Elysia({ ...ELYSIA_SETTINGS })
+    .macro("bearer", (method: MethodName) => ({
+      parse: "none" as never,
+      transform(ctx) {
+        const admitted = admit(ctx.request, ctx.params, method);
+        // `return ….then(` on purpose: Elysia reads a hook's source to decide whether to await it.
+        if (admitted instanceof Promise) return admitted.then(() => undefined);
+      },
+      resolve,
+    }))
+    .macro("withBody", ({ method, exists }: BodyRoute) => ({
+      parse: bufferBody,
+      async transform(ctx) {
+        const call = await admit(ctx.request, ctx.params, method);
+        if (exists) await exists(call, ctx.params);
+        ctx.body = judgeBody(ctx.request, ctx.body);
+      },
+      resolve,
+    }))
+    .macro("openWithBody", {
+      parse: bufferBody,
+      transform(ctx) {
+        const call: RecordedCall = { values: createContextValues(), rate: null };
+        tagCall(ctx.request, call);
+        ctx.body = judgeBody(ctx.request, ctx.body);
+      },
+      resolve,
+    });
 
   return {
-    /** Hooks of a bearer route that takes no body (GET, DELETE, rotation): any body is ignored. */
-    bearer(method: MethodName) {
-      return {
-        parse: "none" as const,
-        // Destructured on purpose: Elysia infers from the source which context fields a hook
-        // reads, and a whole `ctx` makes it parse cookies and build a cookie jar per request,
-        // which then forces it to rebuild every returned Response (bench/README.md, scenario 2).
-        transform: ({ request, params }: Pick<HookContext, "request" | "params">) => {
-          const admitted = admit({ request, params }, method);
-          if (admitted instanceof Promise) return admitted.then(() => undefined);
-        },
-      };
-    },
-
-    /**
-     * Hooks of a bearer route with a JSON body. `exists` runs after admission and before the
-     * body is judged, so an unknown target is a 404 whatever the body holds.
-     */
-    withBody(method: MethodName, exists?: (call: CallContext, params: Record<string, string>) => Promise<unknown>) {
-      return {
-        parse: bufferBody,
-        transform: async (ctx: HookContext) => {
-          const call = await admit(ctx, method);
-          if (exists) await exists(call, ctx.params);
-          judgeBody(ctx);
-        },
-      };
-    },
-
-    /**
-     * Hooks of a route with a JSON body and no bearer token (`POST /v1/setup`, whose body holds
-     * its credential): the same 413 → 415 → 400 judgement, with an anonymous call context.
-     */
-    openWithBody() {
-      return {
-        parse: bufferBody,
-        transform: (ctx: HookContext) => {
-          calls.set(ctx.request, { values: createContextValues(), rate: null });
-          judgeBody(ctx);
-        },
-      };
-    },
+    /** `.use(kit.plugin)` on a route plugin makes the macros available to its routes. */
+    plugin,
 
     /**
      * The context of a call without a bearer token (ingest): the implementation reports its
@@ -181,20 +186,12 @@ export function createKit(admission: Admission, limits: Limits) {
       call.values.set(rateLimitSinkKey, (rate) => {
         call.rate = rate;
       });
-      calls.set(request, call);
-      return call;
+      return tagCall(request, call);
     },
 
     /** The rate-limit decision this request was taken under, if its route is limited. */
     rateOf(request: Request): RateDecision | undefined {
-      return calls.get(request)?.rate ?? undefined;
-    },
-
-    /** The context admission built for this request. */
-    call(request: Request): CallContext {
-      const call = calls.get(request);
-      if (!call) throw new Error("route handler ran without admission");
-      return call;
+      return (callOf(request) as RecordedCall | undefined)?.rate ?? undefined;
     },
   };
 }

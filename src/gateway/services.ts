@@ -10,7 +10,7 @@ import {
 } from "../../gen/intake/v1/services_pb.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { ELYSIA_SETTINGS, json } from "./http.ts";
-import type { Kit } from "./kit.ts";
+import type { BodyRoute, Kit } from "./kit.ts";
 import { bearerSecurity } from "./responses.ts";
 import {
   CreatedService,
@@ -26,19 +26,22 @@ import { iso, serviceJson } from "./serialize.ts";
 
 export function serviceRoutes(impls: RpcImpls, kit: Kit) {
   const { services } = impls;
+  const serviceExists: BodyRoute["exists"] = (call, params) =>
+    services.getService(create(GetServiceRequestSchema, { id: params.id ?? "" }), call);
   const tags = ["Services"];
   return new Elysia({ ...ELYSIA_SETTINGS, name: "services" })
+    .use(kit.plugin)
     .post(
       "/v1/services",
-      async ({ request, body }) => {
+      async ({ call, body }) => {
         const res = await services.createService(
           create(CreateServiceRequestSchema, { serviceName: body.service_name, isMonitored: body.is_monitored }),
-          kit.call(request),
+          call,
         );
         return json(201, { ...serviceJson(res.service!), signing_secret: res.signingSecret });
       },
       {
-        ...kit.withBody("intake.v1.ServiceRegistryService/CreateService"),
+        withBody: { method: "intake.v1.ServiceRegistryService/CreateService" },
         body: CreateServiceBody,
         response: { 201: CreatedService },
         detail: {
@@ -50,15 +53,15 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
     )
     .get(
       "/v1/services",
-      async ({ request, query }) => {
+      async ({ call, query }) => {
         const res = await services.listServices(
           create(ListServicesRequestSchema, { limit: query.limit, cursor: query.cursor }),
-          kit.call(request),
+          call,
         );
         return json(200, { data: res.data.map(serviceJson), next_cursor: res.nextCursor ?? null });
       },
       {
-        ...kit.bearer("intake.v1.ServiceRegistryService/ListServices"),
+        bearer: "intake.v1.ServiceRegistryService/ListServices",
         query: PageQuery,
         response: { 200: listOf(ServiceRecordSchema, "ServiceList") },
         detail: { summary: "List services, newest first", tags, security: bearerSecurity },
@@ -66,12 +69,12 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
     )
     .get(
       "/v1/services/:id",
-      async ({ request, params }) => {
-        const res = await services.getService(create(GetServiceRequestSchema, { id: params.id }), kit.call(request));
+      async ({ call, params }) => {
+        const res = await services.getService(create(GetServiceRequestSchema, { id: params.id }), call);
         return json(200, serviceJson(res.service!));
       },
       {
-        ...kit.bearer("intake.v1.ServiceRegistryService/GetService"),
+        bearer: "intake.v1.ServiceRegistryService/GetService",
         params: IdParams,
         response: { 200: ServiceRecordSchema },
         detail: { summary: "Get a service (the secret only as its prefix)", tags, security: bearerSecurity },
@@ -79,7 +82,7 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
     )
     .patch(
       "/v1/services/:id",
-      async ({ request, params, body }) => {
+      async ({ call, params, body }) => {
         const res = await services.updateService(
           create(UpdateServiceRequestSchema, {
             id: params.id,
@@ -91,14 +94,15 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
             // Any value, even null, is refused: the name is immutable.
             serviceName: "service_name" in body ? String(body.service_name) : undefined,
           }),
-          kit.call(request),
+          call,
         );
         return json(200, serviceJson(res.service!));
       },
       {
-        ...kit.withBody("intake.v1.ServiceRegistryService/UpdateService", (call, params) =>
-          services.getService(create(GetServiceRequestSchema, { id: params.id ?? "" }), call),
-        ),
+        withBody: {
+          method: "intake.v1.ServiceRegistryService/UpdateService",
+          exists: serviceExists,
+        },
         params: IdParams,
         body: UpdateServiceBody,
         response: { 200: ServiceRecordSchema },
@@ -111,12 +115,12 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
     )
     .delete(
       "/v1/services/:id",
-      async ({ request, params }) => {
-        await services.deleteService(create(DeleteServiceRequestSchema, { id: params.id }), kit.call(request));
+      async ({ call, params }) => {
+        await services.deleteService(create(DeleteServiceRequestSchema, { id: params.id }), call);
         return new Response(null, { status: 204 });
       },
       {
-        ...kit.bearer("intake.v1.ServiceRegistryService/DeleteService"),
+        bearer: "intake.v1.ServiceRegistryService/DeleteService",
         params: IdParams,
         response: {},
         detail: {
@@ -129,10 +133,10 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
     )
     .post(
       "/v1/services/:id/secret_rotations",
-      async ({ request, params }) => {
+      async ({ call, params }) => {
         const res = await services.rotateSigningSecret(
           create(RotateSigningSecretRequestSchema, { id: params.id }),
-          kit.call(request),
+          call,
         );
         return json(201, {
           service_id: res.serviceId,
@@ -143,7 +147,7 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
         });
       },
       {
-        ...kit.bearer("intake.v1.ServiceRegistryService/RotateSigningSecret"),
+        bearer: "intake.v1.ServiceRegistryService/RotateSigningSecret",
         params: IdParams,
         response: { 201: SecretRotation },
         detail: {

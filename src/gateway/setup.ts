@@ -12,21 +12,21 @@ import { SetupBody, SetupResult } from "./schemas.ts";
 
 export function setupRoutes(impls: RpcImpls, kit: Kit) {
   const { setup } = impls;
-  return new Elysia({ ...ELYSIA_SETTINGS, name: "setup" }).post(
+  return new Elysia({ ...ELYSIA_SETTINGS, name: "setup" }).use(kit.plugin).post(
     "/v1/setup",
-    async ({ request, body }) => {
+    async ({ call, body }) => {
       const res = await setup.redeemSetupCode(
         create(RedeemSetupCodeRequestSchema, {
           setupCode: body.setup_code,
           tenantName: body.tenant_name,
           permissionMode: body.permission_mode,
         }),
-        kit.call(request),
+        call,
       );
       return json(201, { tenant_id: res.tenantId, token_id: res.tokenId, token: res.token });
     },
     {
-      ...kit.openWithBody(),
+      openWithBody: true,
       body: SetupBody,
       // Error statuses and their codes: src/gateway/operations.ts.
       response: { 201: SetupResult },

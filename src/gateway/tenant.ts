@@ -14,14 +14,15 @@ export function tenantRoutes(impls: RpcImpls, kit: Kit) {
   const { tenant } = impls;
   const tags = ["Tenant"];
   return new Elysia({ ...ELYSIA_SETTINGS, name: "tenant" })
+    .use(kit.plugin)
     .get(
       "/v1/tenant",
-      async ({ request }) => {
-        const res = await tenant.getTenant(getTenantRequest, kit.call(request));
+      async ({ call }) => {
+        const res = await tenant.getTenant(getTenantRequest, call);
         return json(200, tenantJson(res.tenant!));
       },
       {
-        ...kit.bearer("intake.v1.TenantService/GetTenant"),
+        bearer: "intake.v1.TenantService/GetTenant",
         response: { 200: TenantRecordSchema },
         detail: {
           summary: "The caller's tenant (exactly id, name, permission_mode, created_at)",
@@ -32,18 +33,18 @@ export function tenantRoutes(impls: RpcImpls, kit: Kit) {
     )
     .patch(
       "/v1/tenant",
-      async ({ request, body }) => {
+      async ({ call, body }) => {
         const res = await tenant.updateTenant(
           create(UpdateTenantRequestSchema, {
             name: body.name,
             permissionMode: "permission_mode" in body ? String(body.permission_mode) : undefined,
           }),
-          kit.call(request),
+          call,
         );
         return json(200, tenantJson(res.tenant!));
       },
       {
-        ...kit.withBody("intake.v1.TenantService/UpdateTenant"),
+        withBody: { method: "intake.v1.TenantService/UpdateTenant" },
         body: UpdateTenantBody,
         response: { 200: TenantRecordSchema },
         detail: { summary: "Rename the tenant (owner only in role_based mode)", tags, security: bearerSecurity },
