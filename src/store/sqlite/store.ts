@@ -54,10 +54,6 @@ function openStoreDatabase(path: string): Database {
   }
 }
 
-function pageConditions(idColumn: Column, query: PageQuery): SQL | undefined {
-  return query.before === undefined ? undefined : lt(idColumn, query.before);
-}
-
 function activeOwnerCondition(now: number): SQL | undefined {
   return and(
     eq(apiTokens.role, "owner"),
@@ -65,6 +61,29 @@ function activeOwnerCondition(now: number): SQL | undefined {
     isNull(apiTokens.revokedAt),
     or(isNull(apiTokens.expiresAt), gt(apiTokens.expiresAt, now)),
   );
+}
+
+/** `<name>First` (no cursor) and `<name>After` (`id < :before`) from one query builder. */
+function pages<N extends string, S>(
+  name: N,
+  build: (before: (id: Column) => SQL | undefined) => S,
+): Record<`${N}First` | `${N}After`, S> {
+  return {
+    [`${name}First`]: build(() => undefined),
+    [`${name}After`]: build((id) => lt(id, sql.placeholder("before"))),
+  } as Record<`${N}First` | `${N}After`, S>;
+}
+
+/** Runs a first/after pair with the page's parameters. */
+function page<Row, P extends object>(
+  first: { all(params: P & { limit: number }): Row[] },
+  after: { all(params: P & { limit: number; before: string }): Row[] },
+  params: P,
+  query: PageQuery,
+): Row[] {
+  return query.before === undefined
+    ? first.all({ ...params, limit: query.limit })
+    : after.all({ ...params, limit: query.limit, before: query.before });
 }
 
 function buildStatements(db: BunSQLiteDatabase) {
@@ -80,11 +99,60 @@ function buildStatements(db: BunSQLiteDatabase) {
       .from(apiTokens)
       .where(eq(apiTokens.digest, p("digest")))
       .prepare(),
+    tokenGet: db
+      .select()
+      .from(apiTokens)
+      .where(and(eq(apiTokens.tenantId, p("tenantId")), eq(apiTokens.id, p("id"))))
+      .prepare(),
+    serviceGet: db
+      .select()
+      .from(services)
+      .where(and(eq(services.tenantId, p("tenantId")), eq(services.id, p("id"))))
+      .prepare(),
     serviceById: db
       .select()
       .from(services)
       .where(eq(services.id, p("id")))
       .prepare(),
+    // The list pages, prepared once like the lookups: building a query with drizzle on every
+    // call cost more than reading and mapping its rows (docs/store.md). Each comes twice, as
+    // the first page and as the page after a cursor.
+    ...pages("tokens", (before) =>
+      db
+        .select()
+        .from(apiTokens)
+        .where(and(eq(apiTokens.tenantId, p("tenantId")), isNull(apiTokens.revokedAt), before(apiTokens.id)))
+        .orderBy(desc(apiTokens.id))
+        .limit(p("limit"))
+        .prepare(),
+    ),
+    ...pages("tokensWithRevoked", (before) =>
+      db
+        .select()
+        .from(apiTokens)
+        .where(and(eq(apiTokens.tenantId, p("tenantId")), before(apiTokens.id)))
+        .orderBy(desc(apiTokens.id))
+        .limit(p("limit"))
+        .prepare(),
+    ),
+    ...pages("services", (before) =>
+      db
+        .select()
+        .from(services)
+        .where(and(eq(services.tenantId, p("tenantId")), before(services.id)))
+        .orderBy(desc(services.id))
+        .limit(p("limit"))
+        .prepare(),
+    ),
+    ...pages("events", (before) =>
+      db
+        .select()
+        .from(events)
+        .where(and(eq(events.serviceId, p("serviceId")), before(events.id)))
+        .orderBy(desc(events.id))
+        .limit(p("limit"))
+        .prepare(),
+    ),
     // Never moves last_used_at backwards: instances flush their buffers in any order.
     touchLastUsed: db
       .update(apiTokens)
@@ -123,7 +191,14 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
   // bun:sqlite compiles a statement when it is prepared, which needs the tables: built once,
   // on first use after migrate(), then reused for every call.
   let statements: ReturnType<typeof buildStatements> | undefined;
+  // bun:sqlite's close() leaves a connection with prepared statements open until they are
+  // finalized, and they keep answering: after close() the store must refuse like a fresh query.
+  let closed = false;
+  const refuseIfClosed = () => {
+    if (closed) throw new RangeError("Cannot use a closed database");
+  };
   const stmt = () => {
+    refuseIfClosed();
     statements ??= buildStatements(db);
     return statements;
   };
@@ -150,32 +225,15 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     tokens: {
       findByDigest: (digest) => run((): TokenRecord | null => stmt().tokenByDigest.get({ digest }) ?? null),
 
-      get: (tenantId, id) =>
-        run(
-          (): TokenRecord | null =>
-            db
-              .select()
-              .from(apiTokens)
-              .where(and(eq(apiTokens.tenantId, tenantId), eq(apiTokens.id, id)))
-              .get() ?? null,
-        ),
+      get: (tenantId, id) => run((): TokenRecord | null => stmt().tokenGet.get({ tenantId, id }) ?? null),
 
       list: (tenantId, query) =>
-        run((): TokenRecord[] =>
-          db
-            .select()
-            .from(apiTokens)
-            .where(
-              and(
-                eq(apiTokens.tenantId, tenantId),
-                query.includeRevoked ? undefined : isNull(apiTokens.revokedAt),
-                pageConditions(apiTokens.id, query),
-              ),
-            )
-            .orderBy(desc(apiTokens.id))
-            .limit(query.limit)
-            .all(),
-        ),
+        run((): TokenRecord[] => {
+          const st = stmt();
+          return query.includeRevoked
+            ? page(st.tokensWithRevokedFirst, st.tokensWithRevokedAfter, { tenantId }, query)
+            : page(st.tokensFirst, st.tokensAfter, { tenantId }, query);
+        }),
 
       insert: (record) =>
         run(() => {
@@ -259,28 +317,12 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
           return row ? "ok" : "name_taken";
         }),
 
-      get: (tenantId, id) =>
-        run(
-          (): ServiceRecord | null =>
-            db
-              .select()
-              .from(services)
-              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
-              .get() ?? null,
-        ),
+      get: (tenantId, id) => run((): ServiceRecord | null => stmt().serviceGet.get({ tenantId, id }) ?? null),
 
       getById: (id) => run((): ServiceRecord | null => stmt().serviceById.get({ id }) ?? null),
 
       list: (tenantId, query) =>
-        run((): ServiceRecord[] =>
-          db
-            .select()
-            .from(services)
-            .where(and(eq(services.tenantId, tenantId), pageConditions(services.id, query)))
-            .orderBy(desc(services.id))
-            .limit(query.limit)
-            .all(),
-        ),
+        run((): ServiceRecord[] => page(stmt().servicesFirst, stmt().servicesAfter, { tenantId }, query)),
 
       update: (tenantId, id, changes, now) =>
         run(
@@ -332,21 +374,14 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         }
         // The same function the worker runs (event-insert.ts), on this connection.
         return run((): InsertEventResult[] => {
+          refuseIfClosed();
           insertEvents ??= createEventInsert(client);
           return insertEvents(batch);
         });
       },
 
       list: (serviceId, query) =>
-        run((): EventRecord[] =>
-          db
-            .select()
-            .from(events)
-            .where(and(eq(events.serviceId, serviceId), pageConditions(events.id, query)))
-            .orderBy(desc(events.id))
-            .limit(query.limit)
-            .all(),
-        ),
+        run((): EventRecord[] => page(stmt().eventsFirst, stmt().eventsAfter, { serviceId }, query)),
 
       feed: (tenantId, query) =>
         run((): EventRecord[] =>
@@ -440,6 +475,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     close: async () => {
       // The worker first: its in-flight batches settle and its connection closes before ours.
       await writer?.close();
+      closed = true;
       return run(() => client.close());
     },
   };
