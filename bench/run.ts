@@ -37,7 +37,7 @@ import {
   startIntake,
 } from "./lib/intake.ts";
 import { CORES, noiseSince, snapshot } from "./lib/noise.ts";
-import { signatureHeader, writePool } from "./lib/pool.ts";
+import { eventBody, signatureHeader, writePool } from "./lib/pool.ts";
 import { createScratchDatabase } from "./lib/postgres.ts";
 import {
   cleanEnv,
@@ -476,6 +476,71 @@ async function main(): Promise<void> {
       await stopIntake(intake);
       if (metricsOff) await stopIntake(metricsOff);
       if (limited) await stopIntake(limited);
+    }
+  }
+
+  // --- 11, 12: list pages against the single-record read, one Intake (SQLite file) -------------
+  if ([11, 12].some(wanted)) {
+    const listSpec = spec("lists");
+    const boot = await bootstrap(listSpec);
+    const intake = await start(listSpec);
+    const auth = headers(boot.token);
+    const get = (label: string, path: string) =>
+      wrkTarget(label, { url: `${intake.url}${path}`, connections: 32, script: "get.lua", headers: auth });
+    try {
+      // A tenant as a new user would have it: 40 services, one of them with 100 events of 1 KiB.
+      const created = [];
+      for (let i = 0; i < 40; i++) created.push(await createService(intake.url, boot.token, `list-service-${i}`));
+      const target = created[0];
+      if (!target) throw new Error("no service created");
+      const now = Math.floor(Date.now() / 1000);
+      for (let i = 0; i < 100; i++) {
+        const body = eventBody(i);
+        const signature = signatureHeader(target.secret, body, now);
+        const init = {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-service-signature": signature },
+          body,
+        };
+        await expectStatus(`${intake.url}/v1/ingest/${target.id}`, init, 202, "seeding an event");
+      }
+      const authInit = { headers: { authorization: `Bearer ${boot.token}` } };
+      const servicesPath = "/v1/services?limit=20";
+      const eventsPath = `/v1/services/${target.id}/events?limit=100`;
+      await expectStatus(`${intake.url}${servicesPath}`, authInit, 200, "services page");
+      await expectStatus(`${intake.url}${eventsPath}`, authInit, 200, "events page");
+
+      await scenario(11, "A page of 20 services vs authenticated GET /v1/tenant", async () => {
+        const [tenant, page] = await interleave(11, [
+          get("Intake GET /v1/tenant", "/v1/tenant"),
+          get("Intake GET /v1/services?limit=20", servicesPath),
+        ]);
+        const r = pairedRatio(page as Series, tenant as Series);
+        rows.push({
+          scenario: 11,
+          title: "GET /v1/services?limit=20 (40 services) vs GET /v1/tenant, bearer (32 conns)",
+          goal: "≥ 0.50×",
+          measured: `${fmtRatio(r)} (${fmtRps(summarize(page as Series).rps)} vs ${fmtRps(summarize(tenant as Series).rps)} req/s)`,
+          status: r >= 0.5 ? "met" : "missed",
+        });
+      });
+
+      await scenario(12, "A page of 100 events of 1 KiB", async () => {
+        const [tenant, page] = await interleave(12, [
+          get("Intake GET /v1/tenant", "/v1/tenant"),
+          get("Intake GET /v1/services/{id}/events?limit=100", eventsPath),
+        ]);
+        const p = summarize(page as Series);
+        rows.push({
+          scenario: 12,
+          title: "GET /v1/services/{id}/events?limit=100 (1 KiB payloads) vs GET /v1/tenant (32 conns)",
+          goal: "(reported)",
+          measured: `${fmtRps(p.rps)} req/s, ${fmtRps(p.rps * 100)} events/s, p99 ${fmtMs(p.p99Us)} ms; ${fmtRatio(pairedRatio(page as Series, tenant as Series))} of GET /v1/tenant`,
+          status: "reported",
+        });
+      });
+    } finally {
+      await stopIntake(intake);
     }
   }
 
@@ -1085,7 +1150,7 @@ async function main(): Promise<void> {
   log(`bench: wrote bench/results/${name}.md and ${name}.json (${elapsed.toFixed(0)} s)`);
   if (settings.profile) log(`bench: CPU profiles (markdown) in ${PROFILE_DIR}`);
 
-  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].filter(wanted)) {
+  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].filter(wanted)) {
     if (!rows.some((r) => r.scenario === n)) problems.push(`scenario ${n} produced no result`);
   }
   if (problems.length > 0) {
