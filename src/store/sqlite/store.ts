@@ -7,7 +7,7 @@
  * waits (busy_timeout) instead of failing on a lock upgrade.
  */
 import type { Database } from "bun:sqlite";
-import { and, asc, type Column, desc, eq, gt, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { ownerToKeep } from "../../domain/access.ts";
 import { idFloor } from "../../domain/ids.ts";
@@ -63,15 +63,33 @@ function activeOwnerCondition(now: number): SQL | undefined {
   );
 }
 
-/** `<name>First` (no cursor) and `<name>After` (`id < :before`) from one query builder. */
-function pages<N extends string, S>(
+/**
+ * `<name>First` (no cursor) and `<name>After` (`id < :before`): one table's page, newest first,
+ * `LIMIT :limit`, prepared.
+ */
+function listPages<N extends string, T extends typeof apiTokens | typeof services | typeof events>(
+  db: BunSQLiteDatabase,
   name: N,
-  build: (before: (id: Column) => SQL | undefined) => S,
-): Record<`${N}First` | `${N}After`, S> {
+  table: T,
+  where: SQL | undefined,
+) {
+  const build = (before: SQL | undefined) =>
+    db
+      .select()
+      .from(table as typeof apiTokens)
+      .where(and(where, before))
+      .orderBy(desc(table.id))
+      .limit(sql.placeholder("limit"))
+      .prepare() as unknown as PageStatement<T["$inferSelect"]>;
   return {
-    [`${name}First`]: build(() => undefined),
-    [`${name}After`]: build((id) => lt(id, sql.placeholder("before"))),
-  } as Record<`${N}First` | `${N}After`, S>;
+    [`${name}First`]: build(undefined),
+    [`${name}After`]: build(lt(table.id, sql.placeholder("before"))),
+  } as Record<`${N}First` | `${N}After`, PageStatement<T["$inferSelect"]>>;
+}
+
+/** What `page` needs of a prepared list statement. */
+interface PageStatement<Row> {
+  all(params: Record<string, unknown>): Row[];
 }
 
 /** Runs a first/after pair with the page's parameters. */
@@ -117,42 +135,10 @@ function buildStatements(db: BunSQLiteDatabase) {
     // The list pages, prepared once like the lookups: building a query with drizzle on every
     // call cost more than reading and mapping its rows (docs/store.md). Each comes twice, as
     // the first page and as the page after a cursor.
-    ...pages("tokens", (before) =>
-      db
-        .select()
-        .from(apiTokens)
-        .where(and(eq(apiTokens.tenantId, p("tenantId")), isNull(apiTokens.revokedAt), before(apiTokens.id)))
-        .orderBy(desc(apiTokens.id))
-        .limit(p("limit"))
-        .prepare(),
-    ),
-    ...pages("tokensWithRevoked", (before) =>
-      db
-        .select()
-        .from(apiTokens)
-        .where(and(eq(apiTokens.tenantId, p("tenantId")), before(apiTokens.id)))
-        .orderBy(desc(apiTokens.id))
-        .limit(p("limit"))
-        .prepare(),
-    ),
-    ...pages("services", (before) =>
-      db
-        .select()
-        .from(services)
-        .where(and(eq(services.tenantId, p("tenantId")), before(services.id)))
-        .orderBy(desc(services.id))
-        .limit(p("limit"))
-        .prepare(),
-    ),
-    ...pages("events", (before) =>
-      db
-        .select()
-        .from(events)
-        .where(and(eq(events.serviceId, p("serviceId")), before(events.id)))
-        .orderBy(desc(events.id))
-        .limit(p("limit"))
-        .prepare(),
-    ),
+    ...listPages(db, "tokens", apiTokens, and(eq(apiTokens.tenantId, p("tenantId")), isNull(apiTokens.revokedAt))),
+    ...listPages(db, "tokensWithRevoked", apiTokens, eq(apiTokens.tenantId, p("tenantId"))),
+    ...listPages(db, "services", services, eq(services.tenantId, p("tenantId"))),
+    ...listPages(db, "events", events, eq(events.serviceId, p("serviceId"))),
     // Never moves last_used_at backwards: instances flush their buffers in any order.
     touchLastUsed: db
       .update(apiTokens)
