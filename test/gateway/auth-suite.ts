@@ -7,10 +7,13 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { generateToken } from "../../src/domain/credentials.ts";
 import { createWorld, type Reply, type World } from "../support/harness.ts";
+import { sign } from "../support/signing.ts";
 
 export interface PreparedCall {
   path: string;
   body?: unknown;
+  /** A stream that never ends by itself: the control reads only its status and headers. */
+  stream?: boolean;
 }
 
 export interface AuthRoute {
@@ -36,6 +39,19 @@ function iso(ms: number): string {
 
 async function svc(world: World, token?: string): Promise<string> {
   return (await world.createService(undefined, token)).id;
+}
+
+/** A stored event of a new service (of `token`'s tenant): its evt_ id. */
+async function event(world: World, token?: string): Promise<string> {
+  const service = await world.createService(undefined, token);
+  const payload = '{"auth":"suite"}';
+  const res = await world.request("POST", `/v1/ingest/${service.id}`, {
+    token: null,
+    body: payload,
+    headers: { "x-service-signature": sign(service.secret, payload, world.clock.now()) },
+  });
+  if (res.status !== 202) throw new Error(`ingest failed: ${res.status} ${res.text}`);
+  return res.body.id as string;
 }
 
 /** Every authenticated route of the /v1 surface. */
@@ -141,6 +157,28 @@ export const AUTHENTICATED_ROUTES: AuthRoute[] = [
     prepare: async (world) => ({ path: `/v1/services/${await svc(world)}/events` }),
     foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}/events` }),
   },
+  {
+    method: "GET",
+    pattern: "/v1/feed",
+    mutating: false,
+    ok: 200,
+    prepare: async () => ({ path: "/v1/feed" }),
+  },
+  {
+    method: "GET",
+    pattern: "/v1/feed/stream",
+    mutating: false,
+    ok: 200,
+    prepare: async () => ({ path: "/v1/feed/stream", stream: true }),
+  },
+  {
+    method: "GET",
+    pattern: "/v1/events/:id",
+    mutating: false,
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/events/${await event(world)}` }),
+    foreign: async (world, other) => ({ path: `/v1/events/${await event(world, other)}` }),
+  },
 ];
 
 /** Routes that take no bearer token at all. */
@@ -176,6 +214,7 @@ export function runAuthSuite(route: AuthRoute): void {
     async function call(token: string | null, prepared: PreparedCall, headers?: Record<string, string>) {
       return world.request(route.method, prepared.path, {
         token,
+        ...(prepared.stream && { headersOnly: true }),
         ...(prepared.body !== undefined && { body: prepared.body }),
         ...(headers && { headers }),
       });

@@ -38,6 +38,11 @@ export interface Reply {
 }
 
 export interface RequestOptions {
+  /**
+   * Read only the status and headers of a 2xx, then cancel the body: for streams that never end
+   * on their own (`GET /v1/feed/stream`). Error answers are read whole.
+   */
+  headersOnly?: boolean;
   token?: string | null;
   /** An object is sent as JSON; a string or bytes as they are. */
   body?: unknown;
@@ -109,6 +114,10 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
       }
     }
     const res = await ready.fetch(new Request(`http://intake.test${path}`, { method, headers, body }));
+    if (opts.headersOnly && res.ok) {
+      await res.body?.cancel();
+      return { status: res.status, headers: res.headers, body: null, text: "" };
+    }
     const text = await res.text();
     let parsed: unknown = null;
     try {
