@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Config, ConfigError, describeStore, type KeyMaterial, rootCause } from "./config.ts";
+import { createAudit } from "./domain/audit.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
@@ -157,6 +158,7 @@ export function createDomain(deps: {
   const notifier = deps.notifier ?? createLocalNotifier();
   const newId = createIdGenerator(() => clock.now());
   const sealer = createSealer(keys.secretsKey);
+  const audit = createAudit({ store, clock, newId });
   // A revoked token must fail on the next request: revocation invalidates before answering,
   // so the TTL only bounds memory and the damage of a lost invalidation.
   const tokenCache = cache.namespace<CachedToken>("tok", { ttlMs: 60_000, negativeTtlMs: 5_000, maxEntries: 100_000 });
@@ -172,6 +174,7 @@ export function createDomain(deps: {
     newId,
     hashToken: createTokenHasher(keys.tokenPepper),
     logger,
+    audit,
   });
   const services = createServices({
     store,
@@ -180,9 +183,10 @@ export function createDomain(deps: {
     clock,
     newId,
     rotationGraceMs: config.rotationGraceSeconds * 1000,
+    audit,
   });
   const tenantCache = cache.namespace<TenantRecord>("tnt", { ttlMs: 60_000, negativeTtlMs: 5_000, maxEntries: 10_000 });
-  const tenants = createTenants({ store, tenantCache });
+  const tenants = createTenants({ store, tenantCache, audit });
   const ingest = createIngest({
     store,
     signingCache,
@@ -205,8 +209,14 @@ export function createDomain(deps: {
     observer,
     logger,
   });
-  // Only the tables this build has; the audit log's joins when it lands.
-  const retentionTables: RetentionTable[] = [];
+  // Audit events always have a horizon (INTAKE_AUDIT_RETENTION_DAYS, default 365); events only when set.
+  const retentionTables: RetentionTable[] = [
+    {
+      name: "audit_events",
+      days: config.auditRetentionDays,
+      deleteOlderThan: (cutoff, batch) => store.audit.deleteOlderThan(cutoff, batch),
+    },
+  ];
   if (config.eventRetentionDays !== null) {
     retentionTables.push({
       name: "events",
@@ -215,7 +225,7 @@ export function createDomain(deps: {
     });
   }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
-  return { tokens, services, tenants, ingest, feed, retention, signingCache, newId };
+  return { tokens, services, tenants, ingest, feed, audit, retention, signingCache, newId };
 }
 
 export type Domain = ReturnType<typeof createDomain>;

@@ -54,6 +54,11 @@ export interface Config {
   rateLimitApi: RateLimit | null;
   /** INTAKE_RATE_LIMIT_INGEST: per service, for services without their own `rate_limit`; null = none. */
   rateLimitIngest: RateLimit | null;
+  /**
+   * INTAKE_AUDIT_RETENTION_DAYS (1..3650, default 365): audit events older than this are
+   * deleted in the background (store.audit.deleteOlderThan, in batches).
+   */
+  auditRetentionDays: number;
   version: string;
   /**
    * INTAKE_DATABASE_TIMEOUT_MS: bound on every PostgreSQL call (connect, statement,
@@ -241,6 +246,7 @@ export function parseConfig(env: Env): Config {
     logLevel: logLevel ?? "info",
     rateLimitApi: rateLimit(env, "INTAKE_RATE_LIMIT_API", problems),
     rateLimitIngest: rateLimit(env, "INTAKE_RATE_LIMIT_INGEST", problems),
+    auditRetentionDays: integer(env, "INTAKE_AUDIT_RETENTION_DAYS", 365, 1, 3650, problems),
     version: version(env),
     databaseTimeoutMs: integer(env, "INTAKE_DATABASE_TIMEOUT_MS", 5000, 100, 600_000, problems),
     cacheMaxAgeMs: integer(env, "INTAKE_CACHE_MAX_AGE_MS", 2000, 100, 60_000, problems),

@@ -94,7 +94,16 @@ describe("parseConfig", () => {
     ["INTAKE_SIGNATURE_TOLERANCE_SECONDS", "5m"],
     ["INTAKE_MAX_EVENT_BYTES", "0"],
     ["INTAKE_MAX_EVENT_BYTES", "lots"],
+    ["INTAKE_AUDIT_RETENTION_DAYS", "0"],
+    ["INTAKE_AUDIT_RETENTION_DAYS", "3651"],
+    ["INTAKE_AUDIT_RETENTION_DAYS", "a year"],
   ];
+  test("INTAKE_AUDIT_RETENTION_DAYS is 365 unless set, and takes 1..3650", () => {
+    expect(parseConfig({}).auditRetentionDays).toBe(365);
+    expect(parseConfig({ INTAKE_AUDIT_RETENTION_DAYS: "1" }).auditRetentionDays).toBe(1);
+    expect(parseConfig({ INTAKE_AUDIT_RETENTION_DAYS: "3650" }).auditRetentionDays).toBe(3650);
+  });
+
   for (const [name, value] of bad) {
     test(`${name}=${JSON.stringify(value.slice(0, 24))} fails with one line naming ${name}`, () => {
       const problems = problemsOf({ [name]: value });

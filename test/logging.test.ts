@@ -4,7 +4,8 @@
  * redeemed and refused, and internal errors —
  * is run against a world whose pepper and secrets key are known, with the access log on and the
  * log level at debug (every line the code can write), and its captured log is searched for
- * every one of them.
+ * every one of them;
+ * so are the session's audit events (stored and served), for those and every token digest.
  */
 import { afterEach, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
@@ -141,6 +142,19 @@ test("no token, signing secret, setup code, pepper, secrets key or payload appea
   await req("GET", "/v1/tenant", { token: reader.token });
   await world.app.domain.tokens.flushLastUsed();
 
+  // The audit log of the same session holds none of them either, nor any digest (docs/api.md).
+  const audit = [
+    ...(await world.app.store.audit.list(world.tenantId, { limit: 100 })),
+    ...(await world.app.store.audit.list(redeemed.body.tenant_id, { limit: 100 })),
+  ];
+  expect(audit.length).toBeGreaterThan(5);
+  const digests: string[] = [];
+  for (const token of await world.app.store.tokens.list(world.tenantId, { limit: 100, includeRevoked: true })) {
+    digests.push(token.digest);
+  }
+  const auditText = [JSON.stringify(audit), (await req("GET", "/v1/audit_events?limit=100")).text];
+  expect(leaks(auditText, [...secrets, ...digests])).toEqual([]);
+
   // Internal errors: the store goes away mid-session (logged with their cause).
   await world.app.store.close();
   await req("GET", `/v1/services/${svc.id}`);
@@ -164,7 +178,7 @@ test("a statement the database rejects is logged with its cause and without its 
   // A real INSERT that the database refuses: the new row reuses the owner token's digest
   // (UNIQUE). drizzle used to put the whole parameter list into the error it raised.
   const insert = store.tokens.insert;
-  store.tokens.insert = (record) => insert({ ...record, digest: owner.digest });
+  store.tokens.insert = (record, audit) => insert({ ...record, digest: owner.digest }, audit);
   const marker = `forced-${randomBytes(8).toString("hex")}`;
   const reply = await world.request("POST", "/v1/api_tokens", { body: { name: marker } });
   expect(reply.status).toBe(500);

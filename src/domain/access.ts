@@ -9,15 +9,20 @@ export interface AccessRule {
   mutating: boolean;
   /** Owner only in role_based mode (DELETE service, PATCH tenant). */
   ownerOnly: boolean;
+  /** Owner or admin in role_based mode (reading the audit log): a member is 403 admin_required. */
+  adminOnly?: boolean;
 }
 
-/** 403 token_scope_insufficient, then 403 owner_required (SPEC §1 check order). */
+/** 403 token_scope_insufficient, then 403 owner_required / admin_required (docs/api.md, check order). */
 export function authorize(principal: Principal, rule: AccessRule): void {
   if (rule.mutating && principal.scope !== "read_write") {
     throw new DomainError("token_scope_insufficient", "This operation needs a read_write token.");
   }
   if (rule.ownerOnly && principal.permissionMode === "role_based" && principal.role !== "owner") {
     throw new DomainError("owner_required", "Only an owner token may do this.");
+  }
+  if (rule.adminOnly && principal.permissionMode === "role_based" && principal.role === "member") {
+    throw new DomainError("admin_required", "Only an owner or admin token may do this.");
   }
 }
 

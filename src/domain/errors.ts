@@ -10,6 +10,7 @@ export type ErrorCode =
   | "token_scope_insufficient"
   | "owner_required"
   | "role_escalation"
+  | "admin_required"
   | "not_found"
   | "method_not_allowed"
   | "service_name_taken"

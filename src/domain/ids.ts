@@ -1,9 +1,9 @@
 /**
- * Prefixed, time-ordered ids: `tok_`/`svc_`/`evt_`/`req_` + 32 hex of a UUIDv7 without dashes.
+ * Prefixed, time-ordered ids: `tok_`/`svc_`/`evt_`/`req_`/`aud_` + 32 hex of a UUIDv7 without dashes.
  * Ids made by one process are strictly increasing, even within one millisecond (the 12-bit
  * rand_a field counts), so `ORDER BY id DESC` is newest first and keyset cursors are stable.
  */
-export type IdKind = "tok" | "svc" | "evt" | "req";
+export type IdKind = "tok" | "svc" | "evt" | "req" | "aud";
 
 const HEX = /^[0-9a-f]{32}$/;
 

@@ -2,6 +2,7 @@
  * Services (senders) and their signing secrets (SPEC §3).
  */
 
+import { type Audit, SERVICE_AUDITED_FIELDS, tokenOrigin } from "./audit.ts";
 import { generateSigningSecret, secretPrefix } from "./credentials.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import { parseId } from "./ids.ts";
@@ -53,8 +54,10 @@ export interface ServiceDeps {
   newId: () => string;
   /** INTAKE_ROTATION_GRACE_SECONDS, in ms. */
   rotationGraceMs: number;
+  audit: Audit;
 }
 
+/** A field added here must be listed in SERVICE_AUDITED_FIELDS (audit.ts) to land in `changes`. */
 export interface ServiceUpdate {
   isMonitored?: boolean | undefined;
   serviceName?: string | undefined;
@@ -67,7 +70,7 @@ function sameLimit(a: RateLimit | null, b: RateLimit | null): boolean {
 }
 
 export function createServices(deps: ServiceDeps) {
-  const { store, clock, sealer } = deps;
+  const { store, clock, sealer, audit } = deps;
 
   async function getService(principal: Principal, id: string): Promise<ServiceRecord> {
     const raw = parseId("svc", id);
@@ -76,9 +79,11 @@ export function createServices(deps: ServiceDeps) {
     return record;
   }
 
+  /** `requestId` (here and below): the API call's, written into the audit event. */
   async function createService(
     principal: Principal,
     input: { serviceName: string; isMonitored?: boolean | undefined },
+    requestId: string | null,
   ): Promise<{ record: ServiceRecord; signingSecret: string }> {
     const issues: FieldIssue[] = [];
     const serviceName = checkName("service_name", input.serviceName, issues);
@@ -101,7 +106,11 @@ export function createServices(deps: ServiceDeps) {
       rateLimitLimit: null,
       rateLimitWindowSeconds: null,
     };
-    if ((await store.services.insert(record)) === "name_taken") {
+    const event = audit.record(principal.tenantId, tokenOrigin(principal, requestId), "service.create", {
+      type: "service",
+      id,
+    });
+    if ((await store.services.insert(record, event)) === "name_taken") {
       throw new DomainError("service_name_taken", `A service named "${serviceName}" already exists in this tenant.`);
     }
     return { record, signingSecret };
@@ -117,8 +126,13 @@ export function createServices(deps: ServiceDeps) {
     return toPage(rows, limit, scope);
   }
 
-  /** 404 is decided before the body (SPEC §1 check order); `{}` changes nothing. */
-  async function updateService(principal: Principal, id: string, update: ServiceUpdate): Promise<ServiceRecord> {
+  /** 404 is decided before the body (SPEC §1 check order); `{}` changes nothing and is not audited. */
+  async function updateService(
+    principal: Principal,
+    id: string,
+    update: ServiceUpdate,
+    requestId: string | null,
+  ): Promise<ServiceRecord> {
     const current = await getService(principal, id);
     if (update.serviceName !== undefined) {
       throw new DomainError("service_name_immutable", "service_name cannot be changed after creation.");
@@ -135,15 +149,26 @@ export function createServices(deps: ServiceDeps) {
     }
     // Nothing that differs: nothing written, updated_at kept.
     if (changes.isMonitored === undefined && changes.rateLimit === undefined) return current;
-    const updated = await store.services.update(principal.tenantId, current.id, changes, clock.now());
+    const event = audit.updateRecord<ServiceRecord>(
+      principal.tenantId,
+      tokenOrigin(principal, requestId),
+      "service.update",
+      { type: "service", id: current.id },
+      SERVICE_AUDITED_FIELDS,
+    );
+    const updated = await store.services.update(principal.tenantId, current.id, changes, clock.now(), event);
     if (!updated) throw notFound("service");
     await deps.signingCache.invalidate(current.id);
     return updated;
   }
 
-  async function deleteService(principal: Principal, id: string): Promise<void> {
+  async function deleteService(principal: Principal, id: string, requestId: string | null): Promise<void> {
     const current = await getService(principal, id);
-    if (!(await store.services.delete(principal.tenantId, current.id))) throw notFound("service");
+    const event = audit.record(principal.tenantId, tokenOrigin(principal, requestId), "service.delete", {
+      type: "service",
+      id: current.id,
+    });
+    if (!(await store.services.delete(principal.tenantId, current.id, event))) throw notFound("service");
     await deps.signingCache.invalidate(current.id);
   }
 
@@ -151,16 +176,26 @@ export function createServices(deps: ServiceDeps) {
   async function rotateSigningSecret(
     principal: Principal,
     id: string,
+    requestId: string | null,
   ): Promise<{ record: ServiceRecord; signingSecret: string }> {
     const current = await getService(principal, id);
     const now = clock.now();
     const signingSecret = generateSigningSecret();
-    const updated = await store.services.rotateSecret(principal.tenantId, current.id, {
-      ciphertext: sealer.seal(signingSecret, current.id),
-      prefix: secretPrefix(signingSecret),
-      rotatedAt: now,
-      previousExpiresAt: now + deps.rotationGraceMs,
+    const event = audit.record(principal.tenantId, tokenOrigin(principal, requestId), "service.secret_rotate", {
+      type: "service",
+      id: current.id,
     });
+    const updated = await store.services.rotateSecret(
+      principal.tenantId,
+      current.id,
+      {
+        ciphertext: sealer.seal(signingSecret, current.id),
+        prefix: secretPrefix(signingSecret),
+        rotatedAt: now,
+        previousExpiresAt: now + deps.rotationGraceMs,
+      },
+      event,
+    );
     if (!updated) throw notFound("service");
     await deps.signingCache.invalidate(current.id);
     return { record: updated, signingSecret };

@@ -2,6 +2,7 @@
  * The caller's tenant (SPEC §5): read, and rename. permission_mode never changes in v1.
  */
 
+import { type Audit, TENANT_AUDITED_FIELDS, tokenOrigin } from "./audit.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import type { Store } from "./ports/store.ts";
@@ -12,6 +13,7 @@ export interface TenantDeps {
   store: Store;
   /** Keyed by tenant id; a rename invalidates (on every instance) before it answers. */
   tenantCache: CacheNamespace<TenantRecord>;
+  audit: Audit;
 }
 
 export function createTenants(deps: TenantDeps) {
@@ -30,9 +32,11 @@ export function createTenants(deps: TenantDeps) {
     return tenant;
   }
 
+  /** Renaming to the current name writes no audit event (nothing changed). */
   async function renameTenant(
     principal: Principal,
     update: { name?: string | undefined; permissionMode?: string | undefined },
+    requestId: string | null,
   ): Promise<TenantRecord> {
     if (update.permissionMode !== undefined) {
       throw new DomainError("permission_mode_immutable", "permission_mode cannot be changed through this endpoint.");
@@ -41,7 +45,14 @@ export function createTenants(deps: TenantDeps) {
     const issues: FieldIssue[] = [];
     const name = checkName("name", update.name, issues);
     throwIfIssues(issues);
-    const tenant = await store.tenants.rename(principal.tenantId, name);
+    const event = deps.audit.updateRecord<TenantRecord>(
+      principal.tenantId,
+      tokenOrigin(principal, requestId),
+      "tenant.update",
+      { type: "tenant", id: principal.tenantId },
+      TENANT_AUDITED_FIELDS,
+    );
+    const tenant = await store.tenants.rename(principal.tenantId, name, event);
     if (!tenant) throw notFound("tenant");
     await tenantCache.invalidate(principal.tenantId);
     return tenant;

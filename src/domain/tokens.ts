@@ -4,6 +4,7 @@
 
 import type { Logger } from "../logger.ts";
 import { forbidEscalation } from "./access.ts";
+import { type Audit, type ChangeOrigin, OPERATOR, tokenOrigin } from "./audit.ts";
 import {
   generateSetupCode,
   generateToken,
@@ -53,6 +54,7 @@ export interface TokenDeps {
   newId: () => string;
   hashToken: (token: string) => string;
   logger: Logger;
+  audit: Audit;
 }
 
 export interface IssueTokenInput {
@@ -167,34 +169,42 @@ export function createTokens(deps: TokenDeps) {
 
   async function insertWithFreshPrefix(
     base: Omit<TokenRecord, "prefix" | "digest">,
+    origin: ChangeOrigin,
   ): Promise<{ record: TokenRecord; token: string }> {
+    const target = { type: "api_token", id: base.id } as const;
     for (let attempt = 0; attempt < PREFIX_ATTEMPTS; attempt++) {
       const made = makeToken(base);
-      if ((await store.tokens.insert(made.record)) === "ok") return made;
+      const audit = deps.audit.record(base.tenantId, origin, "api_token.create", target);
+      if ((await store.tokens.insert(made.record, audit)) === "ok") return made;
     }
     // 62^8 prefixes: reaching this means the random source is broken, not bad luck.
     throw new Error("could not find an unused token prefix");
   }
 
+  /** `requestId`: the API call's, written into the audit event. */
   async function issueToken(
     principal: Principal,
     input: IssueTokenInput,
+    requestId: string | null,
   ): Promise<{ record: TokenRecord; token: string }> {
     const now = clock.now();
     const { name, scope, role } = checkIssueInput(input, now);
     forbidEscalation(principal, role, "mint");
-    return insertWithFreshPrefix({
-      id: deps.newId(),
-      tenantId: principal.tenantId,
-      name,
-      scope,
-      role,
-      createdAt: now,
-      createdBy: principal.tokenId,
-      expiresAt: input.expiresAt ?? null,
-      lastUsedAt: null,
-      revokedAt: null,
-    });
+    return insertWithFreshPrefix(
+      {
+        id: deps.newId(),
+        tenantId: principal.tenantId,
+        name,
+        scope,
+        role,
+        createdAt: now,
+        createdBy: principal.tokenId,
+        expiresAt: input.expiresAt ?? null,
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+      tokenOrigin(principal, requestId),
+    );
   }
 
   async function getToken(principal: Principal, id: string): Promise<TokenRecord> {
@@ -218,10 +228,15 @@ export function createTokens(deps: TokenDeps) {
     return toPage(rows, limit, scope);
   }
 
-  async function revokeToken(principal: Principal, id: string): Promise<TokenRecord> {
+  /** A repeat (already revoked) changes nothing and writes no audit event. */
+  async function revokeToken(principal: Principal, id: string, requestId: string | null): Promise<TokenRecord> {
     const target = await getToken(principal, id);
     forbidEscalation(principal, target.role, "revoke");
-    const outcome = await store.tokens.revoke(principal.tenantId, target.id, clock.now());
+    const audit = deps.audit.record(principal.tenantId, tokenOrigin(principal, requestId), "api_token.revoke", {
+      type: "api_token",
+      id: target.id,
+    });
+    const outcome = await store.tokens.revoke(principal.tenantId, target.id, clock.now(), audit);
     switch (outcome.kind) {
       case "not_found":
         throw notFound("API token");
@@ -236,6 +251,14 @@ export function createTokens(deps: TokenDeps) {
         await tokenCache.invalidate(outcome.record.digest);
         return outcome.record;
     }
+  }
+
+  /** A new tenant's two events: `tenant.create`, then `api_token.create` of its first token. */
+  function creationAudit(tenantId: string, tokenId: string, origin: ChangeOrigin) {
+    return [
+      deps.audit.record(tenantId, origin, "tenant.create", { type: "tenant", id: tenantId }),
+      deps.audit.record(tenantId, origin, "api_token.create", { type: "api_token", id: tokenId }),
+    ];
   }
 
   function ownerTokenBase(tenantId: string, name: string): Omit<TokenRecord, "prefix" | "digest"> {
@@ -256,8 +279,13 @@ export function createTokens(deps: TokenDeps) {
   /**
    * Operator commands (CLI `bootstrap`): a new tenant with its first owner read_write token
    * in one transaction, or a recovery owner token for an existing tenant. created_by is null.
+   * A setup link creates a tenant the same way, with its own origin (actor `setup_link`).
+   * Audited as `tenant.create` and `api_token.create` of the first token, in that transaction.
    */
-  async function bootstrapTenant(input: { name: string; permissionMode: PermissionMode }) {
+  async function bootstrapTenant(
+    input: { name: string; permissionMode: PermissionMode },
+    origin: ChangeOrigin = OPERATOR,
+  ) {
     const issues: FieldIssue[] = [];
     const name = checkName("tenant_name", input.name, issues);
     throwIfIssues(issues);
@@ -265,7 +293,7 @@ export function createTokens(deps: TokenDeps) {
     const { record, token } = makeToken(ownerTokenBase(tenant.id, "bootstrap"));
     // Allowed, but the operator is told (a second bootstrap by mistake is the usual cause).
     const sameName = await store.tenants.countNamed(name);
-    await store.createTenant(tenant, record);
+    await store.createTenant(tenant, record, creationAudit(tenant.id, record.id, origin));
     return { tenant, record, token, sameName };
   }
 
@@ -286,7 +314,10 @@ export function createTokens(deps: TokenDeps) {
    * The body is judged first (400 leaves the code unused), then the code (401 for one that is
    * malformed, unknown, used or expired — one answer for all, as for tokens).
    */
-  async function redeemSetupCode(input: { code: string; tenantName: string; permissionMode?: string | undefined }) {
+  async function redeemSetupCode(
+    input: { code: string; tenantName: string; permissionMode?: string | undefined },
+    requestId: string | null,
+  ) {
     const issues: FieldIssue[] = [];
     const name = checkName("tenant_name", input.tenantName, issues);
     const permissionMode = (input.permissionMode ?? "role_based") as PermissionMode;
@@ -299,14 +330,16 @@ export function createTokens(deps: TokenDeps) {
     const now = clock.now();
     const tenant = { id: newTenantId(), name, permissionMode, createdAt: now };
     const { record, token } = makeToken(ownerTokenBase(tenant.id, "setup"));
-    if (!(await store.redeemSetupCode(deps.hashToken(input.code), now, tenant, record))) throw refused;
+    // Audited like the CLI's bootstrap, as the setup link's (docs/api.md, "Audit log").
+    const audit = creationAudit(tenant.id, record.id, { actor: { type: "setup_link" }, requestId });
+    if (!(await store.redeemSetupCode(deps.hashToken(input.code), now, tenant, record, audit))) throw refused;
     return { tenant, record, token };
   }
 
   async function mintRecoveryToken(tenantId: string) {
     const tenant = TENANT_ID.test(tenantId) ? await store.tenants.get(tenantId) : null;
     if (!tenant) throw notFound("tenant");
-    const { record, token } = await insertWithFreshPrefix(ownerTokenBase(tenant.id, "recovery"));
+    const { record, token } = await insertWithFreshPrefix(ownerTokenBase(tenant.id, "recovery"), OPERATOR);
     return { tenant, record, token };
   }
 

@@ -33,6 +33,7 @@ const TAGS = [
   { name: "Services", description: "Senders of events and their signing secrets" },
   { name: "Ingest", description: "Signed events from senders, and what was stored" },
   { name: "Tenant", description: "The caller's tenant" },
+  { name: "Audit log", description: "One event per successful change, newest first" },
   { name: "Health", description: "Liveness probe" },
 ];
 

@@ -19,6 +19,7 @@ import {
 } from "../rpc/rate-limit.ts";
 import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenRoutes } from "./api-tokens.ts";
+import { auditRoutes } from "./audit.ts";
 import { consoleRoutes } from "./console.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
 import { feedRoutes } from "./feed.ts";
@@ -196,7 +197,8 @@ export async function createGateway(deps: GatewayDeps) {
     .use(serviceRoutes(impls, kit))
     .use(ingestRoutes(impls, kit, limits))
     .use(setupRoutes(impls, kit))
-    .use(feedRoutes(impls, kit));
+    .use(feedRoutes(impls, kit))
+    .use(auditRoutes(impls, kit));
 
   if (deps.rpc) app.use(connectRoutes(deps.rpc));
   if (deps.console) app.use(consoleRoutes());

@@ -12,12 +12,12 @@ import { Elysia } from "elysia";
 import type { Limits } from "../domain/limits.ts";
 import type { RateDecision } from "../domain/ports/rate-limiter.ts";
 import type { Admission, Admitted } from "../rpc/admission.ts";
-import { type CallContext, principalKey } from "../rpc/context.ts";
+import { type CallContext, principalKey, requestIdKey } from "../rpc/context.ts";
 import { connectErrorFor } from "../rpc/errors.ts";
 import { callOf, tagCall } from "../rpc/observe.ts";
 import type { MethodName } from "../rpc/policy.ts";
 import { rateLimitSinkKey } from "../rpc/rate-limit.ts";
-import { ELYSIA_SETTINGS, readCapped } from "./http.ts";
+import { ELYSIA_SETTINGS, REQUEST_ID_HEADER, readCapped } from "./http.ts";
 
 /** A call context, plus the rate-limit decision of the request (null: its route is not limited). */
 interface RecordedCall extends CallContext {
@@ -95,7 +95,19 @@ export interface BodyRoute {
 export function createKit(admission: Admission, limits: Limits) {
   const maxBodyBytes = limits.managementBodyBytes;
 
-  function callFor(request: Request, params: Record<string, string>, { principal, rate }: Admitted): CallContext {
+  /** The call's values: the X-Request-Id the gateway generated travels with it, so a change's audit event names it. */
+  function valuesWith(requestId: unknown) {
+    const values = createContextValues();
+    if (typeof requestId === "string") values.set(requestIdKey, requestId);
+    return values;
+  }
+
+  function callFor(
+    request: Request,
+    params: Record<string, string>,
+    requestId: unknown,
+    { principal, rate }: Admitted,
+  ): CallContext {
     // A path segment that is not valid percent-encoding (`%E0%A4%A`) reaches here as null, and
     // would fail the params schema as a 400: it names no resource, so it is a 404 (SPEC §1).
     for (const key in params) {
@@ -103,7 +115,7 @@ export function createKit(admission: Admission, limits: Limits) {
     }
     // The access log reads the principal from the request after the response (rpc/observe.ts).
     // The call and the rate decision its answer carries, on the request: one property, no map.
-    const call: RecordedCall = { values: createContextValues().set(principalKey, principal), rate };
+    const call: RecordedCall = { values: valuesWith(requestId).set(principalKey, principal), rate };
     return tagCall(request, call);
   }
 
@@ -111,12 +123,13 @@ export function createKit(admission: Admission, limits: Limits) {
   function admit(
     request: Request,
     params: Record<string, string>,
+    requestId: unknown,
     method: MethodName,
   ): CallContext | Promise<CallContext> {
     const admitted = admission.admit(request.headers.get("authorization"), method);
     return admitted instanceof Promise
-      ? admitted.then((a) => callFor(request, params, a))
-      : callFor(request, params, admitted);
+      ? admitted.then((a) => callFor(request, params, requestId, a))
+      : callFor(request, params, requestId, admitted);
   }
 
   /** A body route's `parse`: only buffers the raw bytes (capped); nothing is judged before the caller is known. */
@@ -148,7 +161,7 @@ export function createKit(admission: Admission, limits: Limits) {
     .macro("bearer", (method: MethodName) => ({
       parse: "none" as never,
       transform(ctx) {
-        const admitted = admit(ctx.request, ctx.params, method);
+        const admitted = admit(ctx.request, ctx.params, ctx.set.headers[REQUEST_ID_HEADER], method);
         // `return ….then(` on purpose: Elysia reads a hook's source to decide whether to await it.
         if (admitted instanceof Promise) return admitted.then(() => undefined);
       },
@@ -157,7 +170,7 @@ export function createKit(admission: Admission, limits: Limits) {
     .macro("withBody", ({ method, exists }: BodyRoute) => ({
       parse: bufferBody,
       async transform(ctx) {
-        const call = await admit(ctx.request, ctx.params, method);
+        const call = await admit(ctx.request, ctx.params, ctx.set.headers[REQUEST_ID_HEADER], method);
         if (exists) await exists(call, ctx.params);
         ctx.body = judgeBody(ctx.request, ctx.body);
       },
@@ -166,7 +179,7 @@ export function createKit(admission: Admission, limits: Limits) {
     .macro("openWithBody", {
       parse: bufferBody,
       transform(ctx) {
-        const call: RecordedCall = { values: createContextValues(), rate: null };
+        const call: RecordedCall = { values: valuesWith(ctx.set.headers[REQUEST_ID_HEADER]), rate: null };
         tagCall(ctx.request, call);
         ctx.body = judgeBody(ctx.request, ctx.body);
       },

@@ -40,6 +40,7 @@ export const OPERATIONS: Record<string, OperationRow> = {
     rpc: "intake.v1.ServiceRegistryService/CreateService",
     errors: { 409: ["service_name_taken"] },
   },
+  "GET /v1/audit_events": { rpc: "intake.v1.AuditService/ListAuditEvents", errors: { 400: ["invalid_request"] } },
   "GET /v1/services": { rpc: "intake.v1.ServiceRegistryService/ListServices", errors: { 400: ["invalid_request"] } },
   "GET /v1/services/{id}": { rpc: "intake.v1.ServiceRegistryService/GetService", errors: { 404: ["not_found"] } },
   "PATCH /v1/services/{id}": {
@@ -104,6 +105,7 @@ export function errorCodesOf(row: OperationRow, hasJsonBody: boolean): ErrorCode
     add(401, "missing_credentials", "invalid_credentials");
     if (policy.mutating) add(403, "token_scope_insufficient");
     if (policy.ownerOnly) add(403, "owner_required");
+    if (policy.adminOnly) add(403, "admin_required");
   }
   if (hasJsonBody) {
     add(400, "invalid_request");

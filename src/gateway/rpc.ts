@@ -5,8 +5,9 @@
 import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { universalServerRequestFromFetch, universalServerResponseToFetch } from "@connectrpc/connect/protocol";
 import { Elysia } from "elysia";
+import { requestIdKey } from "../rpc/context.ts";
 import { tagCall } from "../rpc/observe.ts";
-import { ELYSIA_SETTINGS } from "./http.ts";
+import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
 
 /** `router` must have plain gRPC disabled: Bun.serve's HTTP/2 drops trailers. */
 export function connectRoutes(router: ConnectRouter) {
@@ -14,11 +15,15 @@ export function connectRoutes(router: ConnectRouter) {
   for (const handler of router.handlers) {
     app.post(
       handler.requestPath,
-      async ({ request }) => {
+      async ({ request, set }) => {
         const universal = universalServerRequestFromFetch(request, { httpVersion: "1.1" });
         // The router's gate and the implementation note the principal (and an ingest's
         // service and 401 reason) here; the access log reads them from the request.
-        universal.contextValues = tagCall(request, { values: createContextValues() }).values;
+        const { values } = tagCall(request, { values: createContextValues() });
+        // The call runs under the request id this response carries (audit events name it).
+        const requestId = set.headers[REQUEST_ID_HEADER];
+        if (typeof requestId === "string") values.set(requestIdKey, requestId);
+        universal.contextValues = values;
         return universalServerResponseToFetch(await handler(universal));
       },
       // The handler reads the body itself, bounded by the router's readMaxBytes; hidden from

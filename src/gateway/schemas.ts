@@ -21,6 +21,8 @@ export const limits = (keywords: { minLength?: number; maxLength?: number; patte
 });
 export const requiredHeader = () => ({ "x-required": true });
 
+import { AUDIT_ACTIONS } from "../domain/audit.ts";
+
 const timestamp = t.String({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
 const nullableTimestamp = t.Union([timestamp, t.Null()]);
 const name = t.String({
@@ -215,6 +217,51 @@ export const PageQuery = t.Object(pageFields, { additionalProperties: true });
 
 export const TokenPageQuery = t.Object(
   { ...pageFields, include_revoked: t.Optional(t.Boolean({ default: false })) },
+  { additionalProperties: true },
+);
+
+const auditAction = t.Union(
+  AUDIT_ACTIONS.map((action) => t.Literal(action)),
+  { description: "what was changed" },
+);
+
+const auditValue = t.Unknown({ description: "the field's value in its REST form (any JSON value)" });
+
+export const AuditEventRecord = t.Object(
+  {
+    id: t.String({ description: "aud_ + 32 hex", examples: ["aud_0193a1b2c3d4e5f60718293a4b5c6d7e"] }),
+    occurred_at: timestamp,
+    action: auditAction,
+    actor: t.Union(
+      [
+        t.Object({ type: t.Literal("api_token"), id: TokenId }),
+        t.Object({ type: t.Literal("setup_link") }),
+        t.Object({ type: t.Literal("operator") }),
+      ],
+      { description: "who made the change: a token, a person redeeming a setup link, or an operator at the CLI" },
+    ),
+    target: t.Object({
+      type: t.Union([t.Literal("tenant"), t.Literal("api_token"), t.Literal("service")]),
+      id: t.String({ description: "the tenant id, a tok_ id or a svc_ id" }),
+    }),
+    request_id: t.Union([t.String({ description: "req_ + 32 hex" }), t.Null()], {
+      description: "the X-Request-Id of the API call; null for the CLI",
+    }),
+    changes: t.Optional(
+      t.Record(t.String(), t.Object({ from: auditValue, to: auditValue }), {
+        description: "only for updates: each changed field (by its REST name) with its value before and after",
+      }),
+    ),
+  },
+  component("AuditEvent"),
+);
+
+export const AuditPageQuery = t.Object(
+  {
+    ...pageFields,
+    action: t.Optional(auditAction),
+    target_id: t.Optional(t.String({ minLength: 1, description: "a tok_ or svc_ id, or the tenant id" })),
+  },
   { additionalProperties: true },
 );
 

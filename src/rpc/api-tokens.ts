@@ -8,7 +8,7 @@ import {
 } from "../../gen/intake/v1/api_tokens_pb.ts";
 import type { Tokens } from "../domain/tokens.ts";
 import type { Logger } from "../logger.ts";
-import { principalOf } from "./context.ts";
+import { principalOf, requestIdOf } from "./context.ts";
 import { msOf, tokenMessage } from "./convert.ts";
 import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
@@ -17,12 +17,16 @@ export function createApiTokenServiceImpl(deps: { tokens: Tokens; logger: Logger
   const { tokens, logger } = deps;
   return {
     createApiToken: rpcMethod(logger, async (req, ctx) => {
-      const { record, token } = await tokens.issueToken(principalOf(ctx), {
-        name: req.name,
-        scope: req.scope,
-        role: req.role,
-        expiresAt: req.expiresAt ? msOf(req.expiresAt) : null,
-      });
+      const { record, token } = await tokens.issueToken(
+        principalOf(ctx),
+        {
+          name: req.name,
+          scope: req.scope,
+          role: req.role,
+          expiresAt: req.expiresAt ? msOf(req.expiresAt) : null,
+        },
+        requestIdOf(ctx),
+      );
       return create(CreateApiTokenResponseSchema, { apiToken: tokenMessage(record), token });
     }),
     getApiToken: rpcMethod(logger, async (req, ctx) => {
@@ -41,7 +45,7 @@ export function createApiTokenServiceImpl(deps: { tokens: Tokens; logger: Logger
       });
     }),
     revokeApiToken: rpcMethod(logger, async (req, ctx) => {
-      const record = await tokens.revokeToken(principalOf(ctx), req.id);
+      const record = await tokens.revokeToken(principalOf(ctx), req.id, requestIdOf(ctx));
       return create(RevokeApiTokenResponseSchema, { apiToken: tokenMessage(record) });
     }),
   };

@@ -6,6 +6,12 @@ import { connectErrorFor } from "./errors.ts";
 /** Set by admission (the interceptor, or the gateway) before a bearer method runs. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "verified caller" });
 
+/**
+ * The request id (`req_…`) of the call: set by the REST gateway (the X-Request-Id it answers
+ * with) or, for Connect and gRPC calls, by the router's gate; written into audit events.
+ */
+export const requestIdKey = createContextKey<string | undefined>(undefined, { description: "X-Request-Id" });
+
 /** What a service implementation reads from its context: only the values. */
 export type CallContext = Pick<HandlerContext, "values">;
 
@@ -27,3 +33,8 @@ export const signatureFailureKey = createContextKey<SignatureFailureReason | und
 
 /** The well-formed `svc_` id an ingest call named, for the access log. */
 export const ingestServiceKey = createContextKey<string | undefined>(undefined, { description: "ingest service id" });
+
+/** The call's request id; null only for a context built outside the gateway and the routers. */
+export function requestIdOf(context: CallContext): string | null {
+  return context.values.get(requestIdKey) ?? null;
+}

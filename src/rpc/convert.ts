@@ -1,10 +1,12 @@
 /** Domain records → protobuf messages. Timestamps travel as google.protobuf.Timestamp. */
-import { create } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
+import { create, fromJson } from "@bufbuild/protobuf";
+import { type Timestamp, timestampFromMs, timestampMs, type Value, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { type ApiToken, ApiTokenSchema } from "../../gen/intake/v1/api_tokens_pb.ts";
+import { type AuditEvent, AuditEventSchema } from "../../gen/intake/v1/audit_pb.ts";
 import { type Event, EventSchema } from "../../gen/intake/v1/ingest_pb.ts";
 import { RateLimitSchema, type Service, ServiceSchema } from "../../gen/intake/v1/services_pb.ts";
 import { type Tenant, TenantSchema } from "../../gen/intake/v1/tenant_pb.ts";
+import type { AuditRecord, AuditTarget } from "../domain/audit.ts";
 import { formatId } from "../domain/ids.ts";
 import { isRepresentableTime } from "../domain/time.ts";
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../domain/types.ts";
@@ -82,5 +84,36 @@ export function eventMessage(record: EventRecord): Event {
     receivedAt: ts(record.receivedAt),
     idempotencyKey: record.idempotencyKey ?? undefined,
     payload: record.payload,
+  });
+}
+
+/** A target's public id: `tok_…`, `svc_…`, or the tenant's UUID as it is. */
+function targetId(target: AuditTarget): string {
+  switch (target.type) {
+    case "api_token":
+      return formatId("tok", target.id);
+    case "service":
+      return formatId("svc", target.id);
+    case "tenant":
+      return target.id;
+  }
+}
+
+export function auditMessage(record: AuditRecord): AuditEvent {
+  const changes: Record<string, { from: Value; to: Value }> = {};
+  for (const [field, change] of Object.entries(record.changes ?? {})) {
+    changes[field] = { from: fromJson(ValueSchema, change.from), to: fromJson(ValueSchema, change.to) };
+  }
+  return create(AuditEventSchema, {
+    id: formatId("aud", record.id),
+    occurredAt: ts(record.occurredAt),
+    action: record.action,
+    actor: {
+      type: record.actor.type,
+      id: record.actor.type === "api_token" ? formatId("tok", record.actor.id) : undefined,
+    },
+    target: { type: record.target.type, id: targetId(record.target) },
+    requestId: record.requestId ?? undefined,
+    changes,
   });
 }

@@ -21,6 +21,7 @@ export const ERROR_TABLE: Record<ErrorCode, { http: number; connect: Code }> = {
   token_scope_insufficient: { http: 403, connect: Code.PermissionDenied },
   owner_required: { http: 403, connect: Code.PermissionDenied },
   role_escalation: { http: 403, connect: Code.PermissionDenied },
+  admin_required: { http: 403, connect: Code.PermissionDenied },
   not_found: { http: 404, connect: Code.NotFound },
   method_not_allowed: { http: 405, connect: Code.Unimplemented },
   service_name_taken: { http: 409, connect: Code.AlreadyExists },

@@ -9,6 +9,7 @@ import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "../logger.ts";
+import { requestIdKey } from "./context.ts";
 import { createGrpcHealth } from "./grpc-health.ts";
 import { callOf, type RequestObserver, tagCall } from "./observe.ts";
 import { POLICY } from "./policy.ts";
@@ -102,8 +103,9 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
           route,
           status: res.statusCode,
           durationMs: elapsed,
-          // gRPC answers carry no X-Request-Id; its status travels in trailers.
-          requestId: null,
+          // The router's gate stamped it on this call's values and in the x-request-id header
+          // (absent only when the call never reached the gate, e.g. an unknown path).
+          requestId: call.values.get(requestIdKey) ?? null,
           values: call.values,
           serviceId: null,
           bytesIn: Number.isSafeInteger(declared) ? declared : null,

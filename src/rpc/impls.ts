@@ -4,6 +4,8 @@
  * run one implementation. `RpcImpls` is derived from this factory: "go to definition" on any
  * of its members lands on the implementation, not on generated code.
  */
+
+import type { Audit } from "../domain/audit.ts";
 import type { Feed } from "../domain/feed.ts";
 import type { Ingest } from "../domain/ingest.ts";
 import type { Services } from "../domain/services.ts";
@@ -11,6 +13,7 @@ import type { Tenants } from "../domain/tenant.ts";
 import type { Tokens } from "../domain/tokens.ts";
 import type { Logger } from "../logger.ts";
 import { createApiTokenServiceImpl } from "./api-tokens.ts";
+import { createAuditImpl } from "./audit.ts";
 import { createFeedImpl } from "./feed.ts";
 import { createHealthImpl } from "./health.ts";
 import { createIngestImpl } from "./ingest.ts";
@@ -24,6 +27,7 @@ export interface RpcImplsDeps {
   tenants: Tenants;
   ingest: Ingest;
   feed: Feed;
+  audit: Audit;
   logger: Logger;
   /** The deployed version the health probe reports. */
   version: string;
@@ -41,6 +45,7 @@ export function createRpcImpls(deps: RpcImplsDeps) {
     ingest: createIngestImpl({ ingest: deps.ingest, feed: deps.feed, logger }),
     /** ListFeed and StreamFeed, plus the SSE route's in-process entry points. */
     feed: createFeedImpl({ feed: deps.feed, logger }),
+    audit: createAuditImpl({ audit: deps.audit, logger }),
   };
 }
 

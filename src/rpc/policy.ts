@@ -10,6 +10,7 @@ const read: MethodPolicy = { bearer: true, mutating: false, ownerOnly: false };
 const write: MethodPolicy = { bearer: true, mutating: true, ownerOnly: false };
 const owner: MethodPolicy = { bearer: true, mutating: true, ownerOnly: true };
 const open: MethodPolicy = { bearer: false };
+const adminRead: MethodPolicy = { bearer: true, mutating: false, ownerOnly: false, adminOnly: true };
 
 export const POLICY = {
   "intake.v1.ApiTokenService/CreateApiToken": write,
@@ -33,6 +34,8 @@ export const POLICY = {
   "intake.v1.HealthService/GetHealth": open,
   // The setup code in the request is the credential (docs/console.md).
   "intake.v1.SetupService/RedeemSetupCode": open,
+  // Owner or admin in role_based mode; any token in flat mode (docs/api.md, "Audit log").
+  "intake.v1.AuditService/ListAuditEvents": adminRead,
   // The standard gRPC health protocol on the h2c listener: probes carry no credentials.
   "grpc.health.v1.Health/Check": open,
   "grpc.health.v1.Health/Watch": open,

@@ -3,16 +3,24 @@
  * admitted by the same gate and interceptor on every protocol (Connect, gRPC-Web, gRPC).
  */
 import type { JsonReadOptions, JsonWriteOptions } from "@bufbuild/protobuf";
-import { type ConnectRouter, type ConnectRouterOptions, createConnectRouter } from "@connectrpc/connect";
+import {
+  type ConnectRouter,
+  type ConnectRouterOptions,
+  createConnectRouter,
+  type HandlerContext,
+} from "@connectrpc/connect";
 import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
+import { AuditService } from "../../gen/intake/v1/audit_pb.ts";
 import { EventFeedService } from "../../gen/intake/v1/feed_pb.ts";
 import { HealthService } from "../../gen/intake/v1/health_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { SetupService } from "../../gen/intake/v1/setup_pb.ts";
 import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
+import { createIdGenerator, formatId } from "../domain/ids.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { Admission } from "./admission.ts";
+import { requestIdKey } from "./context.ts";
 import type { RpcImpls } from "./impls.ts";
 
 /** The intake.v1 services, by their fully-qualified names (what grpc.health.v1 Check accepts). */
@@ -24,6 +32,7 @@ export const RPC_SERVICE_NAMES = [
   HealthService.typeName,
   SetupService.typeName,
   EventFeedService.typeName,
+  AuditService.typeName,
 ] as const;
 
 /**
@@ -50,7 +59,25 @@ export interface RpcRouterDeps {
   limits: Limits;
 }
 
+/**
+ * Every call gets a request id and answers with it in `x-request-id`, on every protocol: the one
+ * the main port's gateway already generated for the HTTP request, else (the gRPC listener, an
+ * in-process transport) a fresh one. Audit events name it.
+ */
+function requestIdStamp(): (context: HandlerContext) => void {
+  const newRequestId = createIdGenerator();
+  return (context) => {
+    let requestId = context.values.get(requestIdKey);
+    if (requestId === undefined) {
+      requestId = formatId("req", newRequestId());
+      context.values.set(requestIdKey, requestId);
+    }
+    context.responseHeader.set("x-request-id", requestId);
+  };
+}
+
 export function rpcRouterOptions(admission: Admission, limits: Limits, protocols: Protocols): ConnectRouterOptions {
+  const stamp = requestIdStamp();
   return {
     grpc: protocols.grpc,
     grpcWeb: true,
@@ -59,7 +86,10 @@ export function rpcRouterOptions(admission: Admission, limits: Limits, protocols
     readMaxBytes: limits.managementBodyBytes,
     // The gate admits on the headers alone, before the message is read; the interceptor is
     // the same admission for anything that reaches an implementation without the gate.
-    requestGate: admission.gate,
+    requestGate: (context) => {
+      stamp(context);
+      return admission.gate(context);
+    },
     interceptors: [admission.interceptor],
   };
 }
@@ -77,6 +107,7 @@ export function registerServices(deps: RpcRouterDeps, protocols: Protocols): (ro
       .service(TenantService, impls.tenant)
       .service(HealthService, impls.health)
       .service(SetupService, impls.setup)
+      .service(AuditService, impls.audit)
       // The payload rides as bytes: base64 in Connect JSON (4/3 larger), plus the signature,
       // ids and framing. The implementation still holds the payload to eventBytes itself.
       .service(IngestService, impls.ingest, {

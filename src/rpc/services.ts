@@ -12,7 +12,7 @@ import { invalid } from "../domain/errors.ts";
 import { formatId } from "../domain/ids.ts";
 import type { Services } from "../domain/services.ts";
 import type { Logger } from "../logger.ts";
-import { principalOf } from "./context.ts";
+import { principalOf, requestIdOf } from "./context.ts";
 import { serviceMessage, ts } from "./convert.ts";
 import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
@@ -24,10 +24,11 @@ export function createServiceRegistryImpl(deps: {
   const { services, logger } = deps;
   return {
     createService: rpcMethod(logger, async (req, ctx) => {
-      const { record, signingSecret } = await services.createService(principalOf(ctx), {
-        serviceName: req.serviceName,
-        isMonitored: req.isMonitored,
-      });
+      const { record, signingSecret } = await services.createService(
+        principalOf(ctx),
+        { serviceName: req.serviceName, isMonitored: req.isMonitored },
+        requestIdOf(ctx),
+      );
       return create(CreateServiceResponseSchema, { service: serviceMessage(record), signingSecret });
     }),
     getService: rpcMethod(logger, async (req, ctx) => {
@@ -45,21 +46,26 @@ export function createServiceRegistryImpl(deps: {
       if (req.resetRateLimit && req.rateLimit) {
         throw invalid("rate_limit", "set rate_limit or reset_rate_limit, not both");
       }
-      const record = await services.updateService(principalOf(ctx), req.id, {
-        isMonitored: req.isMonitored,
-        serviceName: req.serviceName,
-        rateLimit: req.resetRateLimit
-          ? null
-          : req.rateLimit && { limit: req.rateLimit.limit, windowSeconds: req.rateLimit.windowSeconds },
-      });
+      const record = await services.updateService(
+        principalOf(ctx),
+        req.id,
+        {
+          isMonitored: req.isMonitored,
+          serviceName: req.serviceName,
+          rateLimit: req.resetRateLimit
+            ? null
+            : req.rateLimit && { limit: req.rateLimit.limit, windowSeconds: req.rateLimit.windowSeconds },
+        },
+        requestIdOf(ctx),
+      );
       return create(UpdateServiceResponseSchema, { service: serviceMessage(record) });
     }),
     deleteService: rpcMethod(logger, async (req, ctx) => {
-      await services.deleteService(principalOf(ctx), req.id);
+      await services.deleteService(principalOf(ctx), req.id, requestIdOf(ctx));
       return create(DeleteServiceResponseSchema, {});
     }),
     rotateSigningSecret: rpcMethod(logger, async (req, ctx) => {
-      const { record, signingSecret } = await services.rotateSigningSecret(principalOf(ctx), req.id);
+      const { record, signingSecret } = await services.rotateSigningSecret(principalOf(ctx), req.id, requestIdOf(ctx));
       return create(RotateSigningSecretResponseSchema, {
         serviceId: formatId("svc", record.id),
         signingSecret,

@@ -3,6 +3,7 @@ import { RedeemSetupCodeResponseSchema, type SetupService } from "../../gen/inta
 import { formatId } from "../domain/ids.ts";
 import type { Tokens } from "../domain/tokens.ts";
 import type { Logger } from "../logger.ts";
+import { requestIdOf } from "./context.ts";
 import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
 
@@ -10,12 +11,11 @@ import { rpcMethod } from "./method.ts";
 export function createSetupImpl(deps: { tokens: Tokens; logger: Logger }): Impl<typeof SetupService> {
   const { tokens, logger } = deps;
   return {
-    redeemSetupCode: rpcMethod(logger, async (req) => {
-      const made = await tokens.redeemSetupCode({
-        code: req.setupCode,
-        tenantName: req.tenantName,
-        permissionMode: req.permissionMode,
-      });
+    redeemSetupCode: rpcMethod(logger, async (req, ctx) => {
+      const made = await tokens.redeemSetupCode(
+        { code: req.setupCode, tenantName: req.tenantName, permissionMode: req.permissionMode },
+        requestIdOf(ctx),
+      );
       return create(RedeemSetupCodeResponseSchema, {
         tenantId: made.tenant.id,
         tokenId: formatId("tok", made.record.id),

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import zlib from "node:zlib";
 import { createMemoryCache } from "../../src/cache/memory.ts";
+import { createAudit } from "../../src/domain/audit.ts";
 import {
   createTokenHasher,
   generateSigningSecret,
@@ -67,6 +68,7 @@ function countingDeps() {
   const hasher = createTokenHasher("p".repeat(32));
   const tokens = createTokens({
     store: fake.store,
+    audit: createAudit({ store: fake.store, clock: manualClock(), newId: createIdGenerator() }),
     tokenCache,
     clock: manualClock(),
     newId: createIdGenerator(),

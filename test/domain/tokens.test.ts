@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { createMemoryCache } from "../../src/cache/memory.ts";
+import { createAudit } from "../../src/domain/audit.ts";
 import { createTokenHasher, generateToken, tokenPrefix } from "../../src/domain/credentials.ts";
 import { DomainError } from "../../src/domain/errors.ts";
 import { createIdGenerator } from "../../src/domain/ids.ts";
@@ -41,6 +42,7 @@ function setup(mode: PermissionMode = "role_based"): Setup {
   });
   const tokens = createTokens({
     store: fake.store,
+    audit: createAudit({ store: fake.store, clock: manualClock(), newId: createIdGenerator() }),
     tokenCache,
     clock,
     newId,
@@ -214,23 +216,25 @@ describe("last_used_at", () => {
 describe("minting", () => {
   test("role_escalation when minting above the caller's role; equal is fine", async () => {
     const { tokens } = setup();
-    expect(await codeOf(() => tokens.issueToken(principal("member"), { name: "x", role: "admin" }))).toBe(
+    expect(await codeOf(() => tokens.issueToken(principal("member"), { name: "x", role: "admin" }, null))).toBe(
       "role_escalation",
     );
-    expect(await codeOf(() => tokens.issueToken(principal("admin"), { name: "x", role: "owner" }))).toBe(
+    expect(await codeOf(() => tokens.issueToken(principal("admin"), { name: "x", role: "owner" }, null))).toBe(
       "role_escalation",
     );
-    expect(await codeOf(() => tokens.issueToken(principal("admin"), { name: "x", role: "admin" }))).toBeNull();
+    expect(await codeOf(() => tokens.issueToken(principal("admin"), { name: "x", role: "admin" }, null))).toBeNull();
   });
 
   test("flat mode: a member may mint an owner token", async () => {
     const { tokens } = setup("flat");
-    expect(await codeOf(() => tokens.issueToken(principal("member", "flat"), { name: "x", role: "owner" }))).toBeNull();
+    expect(
+      await codeOf(() => tokens.issueToken(principal("member", "flat"), { name: "x", role: "owner" }, null)),
+    ).toBeNull();
   });
 
   test("role_escalation is decided on a valid body: a bad body is invalid_request first", async () => {
     const { tokens, fake } = setup();
-    expect(await codeOf(() => tokens.issueToken(principal("member"), { name: "", role: "owner" }))).toBe(
+    expect(await codeOf(() => tokens.issueToken(principal("member"), { name: "", role: "owner" }, null))).toBe(
       "invalid_request",
     );
     expect(fake.total()).toBe(0);
@@ -240,21 +244,21 @@ describe("minting", () => {
     const { tokens, clock } = setup();
     for (const expiresAt of [clock.now(), clock.now() - 1]) {
       try {
-        await tokens.issueToken(principal("owner"), { name: "x", expiresAt });
+        await tokens.issueToken(principal("owner"), { name: "x", expiresAt }, null);
         throw new Error("expected invalid_request");
       } catch (error) {
         expect((error as DomainError).code).toBe("invalid_request");
         expect((error as DomainError).details?.[0]?.field).toBe("expires_at");
       }
     }
-    const { record } = await tokens.issueToken(principal("owner"), { name: "x", expiresAt: clock.now() + 1 });
+    const { record } = await tokens.issueToken(principal("owner"), { name: "x", expiresAt: clock.now() + 1 }, null);
     expect(record.expiresAt).toBe(clock.now() + 1);
   });
 
   test("defaults: read_only member, created_by the caller; the store keeps only the digest", async () => {
     const { tokens, fake } = setup();
     const caller = principal("owner");
-    const { record, token } = await tokens.issueToken(caller, { name: "  ci  " });
+    const { record, token } = await tokens.issueToken(caller, { name: "  ci  " }, null);
     expect(record).toMatchObject({ name: "ci", scope: "read_only", role: "member", createdBy: caller.tokenId });
     const stored = fake.tokens.get(record.id);
     expect(JSON.stringify(stored)).not.toContain(token.slice(13));
@@ -274,7 +278,7 @@ describe("minting", () => {
       fake.tokens.set(record.id, record);
       return "ok";
     }) as (...args: never[]) => unknown);
-    const { record } = await tokens.issueToken(principal("owner"), { name: "x" });
+    const { record } = await tokens.issueToken(principal("owner"), { name: "x" }, null);
     expect(inserts).toHaveLength(2);
     expect(inserts[1]).toBe(record.prefix);
     expect(inserts[0]).not.toBe(inserts[1]);

@@ -260,6 +260,17 @@ describe("intake CLI end to end", () => {
       }
     });
 
+    test("the CLI's bootstrap and recovery are in the audit log: actor operator, request_id null", async () => {
+      const res = await fetch(`${base}/v1/audit_events`, { headers: { authorization: `Bearer ${first.token}` } });
+      expect(res.status).toBe(200);
+      const { data } = (await res.json()) as { data: Array<Record<string, unknown>> };
+      expect(data.map((e) => [e.action, e.actor, e.target, e.request_id])).toEqual([
+        ["api_token.create", { type: "operator" }, { type: "api_token", id: recovery.token_id }, null],
+        ["api_token.create", { type: "operator" }, { type: "api_token", id: first.token_id }, null],
+        ["tenant.create", { type: "operator" }, { type: "tenant", id: first.tenant_id }, null],
+      ]);
+    });
+
     test("201 POST /v1/services and 401 without a token over the wire", async () => {
       const created = await fetch(`${base}/v1/services`, {
         method: "POST",

@@ -22,6 +22,8 @@ export interface AuthRoute {
   pattern: string;
   /** POST/PATCH/DELETE: needs a read_write token. */
   mutating: boolean;
+  /** Reads that need more than a member (the audit log: admin); member when absent. */
+  readRole?: "admin";
   /** The status of the prepared call made with the bootstrap owner token. */
   ok: number;
   /** Builds a valid call in this world (creating whatever it points at). */
@@ -179,6 +181,14 @@ export const AUTHENTICATED_ROUTES: AuthRoute[] = [
     prepare: async (world) => ({ path: `/v1/events/${await event(world)}` }),
     foreign: async (world, other) => ({ path: `/v1/events/${await event(world, other)}` }),
   },
+  {
+    method: "GET",
+    pattern: "/v1/audit_events",
+    mutating: false,
+    readRole: "admin",
+    ok: 200,
+    prepare: async () => ({ path: "/v1/audit_events" }),
+  },
 ];
 
 /** Routes that take no bearer token at all. */
@@ -305,9 +315,10 @@ export function runAuthSuite(route: AuthRoute): void {
         expect(reply.body.error.code).toBe("token_scope_insufficient");
       });
     } else {
-      test(`${route.ok} for a read_only member token (reads need no read_write)`, async () => {
+      const role = route.readRole ?? "member";
+      test(`${route.ok} for a read_only ${role} token (reads need no read_write)`, async () => {
         const prepared = await start();
-        const { token } = await world.mint({ name: "reader", scope: "read_only", role: "member" });
+        const { token } = await world.mint({ name: "reader", scope: "read_only", role });
         expect((await call(token, prepared)).status).toBe(route.ok);
       });
     }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import Stripe from "stripe";
+import { OPERATOR } from "../../src/domain/audit.ts";
 import { DomainError } from "../../src/domain/errors.ts";
 import { signPayload } from "../../src/domain/signing.ts";
 import { createWorld, type Reply, type World } from "../support/harness.ts";
@@ -220,7 +221,11 @@ describe("401 invalid_signature", () => {
     const pa = ingest(a);
     const pb = ingest(b).catch((e: unknown) => e);
     // Both are queued for the same group commit; b's service disappears before it runs.
-    expect(await world.app.store.services.delete(world.tenantId, b.id.slice(4))).toBe(true);
+    const gone = world.app.domain.audit.record(world.tenantId, OPERATOR, "service.delete", {
+      type: "service",
+      id: b.id.slice(4),
+    });
+    expect(await world.app.store.services.delete(world.tenantId, b.id.slice(4), gone)).toBe(true);
     expect((await pa).duplicate).toBe(false);
     const failure = await pb;
     expect(failure).toBeInstanceOf(DomainError);

@@ -4,6 +4,7 @@
  * and cursors that belong to one list of one tenant.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { OPERATOR } from "../../src/domain/audit.ts";
 import { encodeCursor } from "../../src/domain/pagination.ts";
 import { createWorld, type Reply, type World } from "../support/harness.ts";
 
@@ -52,20 +53,23 @@ describe("expires_at range", () => {
     // A row written before the range check existed: the read must fail in the one error shape.
     const w = await open();
     const id = w.app.domain.newId();
-    await w.app.store.tokens.insert({
-      id,
-      tenantId: w.tenantId,
-      name: "legacy",
-      scope: "read_only",
-      role: "member",
-      prefix: "service_live_legacy00",
-      digest: "0".repeat(64),
-      createdAt: w.clock.now(),
-      createdBy: null,
-      expiresAt: 1e18,
-      lastUsedAt: null,
-      revokedAt: null,
-    });
+    await w.app.store.tokens.insert(
+      {
+        id,
+        tenantId: w.tenantId,
+        name: "legacy",
+        scope: "read_only",
+        role: "member",
+        prefix: "service_live_legacy00",
+        digest: "0".repeat(64),
+        createdAt: w.clock.now(),
+        createdBy: null,
+        expiresAt: 1e18,
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+      w.app.domain.audit.record(w.tenantId, OPERATOR, "api_token.create", { type: "api_token", id }),
+    );
     for (const path of [`/v1/api_tokens/tok_${id}`, "/v1/api_tokens"]) {
       const reply = await w.request("GET", path);
       expect([reply.status, reply.body?.error?.code]).toEqual([500, "internal_error"]);

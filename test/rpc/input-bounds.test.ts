@@ -10,6 +10,7 @@ import { createClient } from "@connectrpc/connect";
 import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
+import { OPERATOR } from "../../src/domain/audit.ts";
 import { bearer, failure, type Served, serveWorld, TRANSPORTS, transportFor } from "./support.ts";
 
 const INTERNAL_MESSAGE = "Something went wrong on our side.";
@@ -91,20 +92,23 @@ describe("connect-json carries what binary cannot", () => {
     // A row from before the range check: the protobuf JSON encoder cannot write year 10000+.
     const { world } = served;
     const id = world.app.domain.newId();
-    await world.app.store.tokens.insert({
-      id,
-      tenantId: world.tenantId,
-      name: "legacy",
-      scope: "read_only",
-      role: "member",
-      prefix: "service_live_legacy01",
-      digest: "1".repeat(64),
-      createdAt: world.clock.now(),
-      createdBy: null,
-      expiresAt: Date.parse("+010000-01-01T23:58:59.999Z"),
-      lastUsedAt: null,
-      revokedAt: null,
-    });
+    await world.app.store.tokens.insert(
+      {
+        id,
+        tenantId: world.tenantId,
+        name: "legacy",
+        scope: "read_only",
+        role: "member",
+        prefix: "service_live_legacy01",
+        digest: "1".repeat(64),
+        createdAt: world.clock.now(),
+        createdBy: null,
+        expiresAt: Date.parse("+010000-01-01T23:58:59.999Z"),
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+      world.app.domain.audit.record(world.tenantId, OPERATOR, "api_token.create", { type: "api_token", id }),
+    );
     for (const transport of ["connect-json", "connect-binary", "grpc"] as const) {
       const tokens = createClient(ApiTokenService, transportFor(served, transport));
       for (const call of [

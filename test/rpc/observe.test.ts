@@ -36,7 +36,12 @@ test("the native health route and gRPC calls are counted under their route and l
   const health = await fetch(`http://127.0.0.1:${http.port}/v1/health`);
   expect(health.status).toBe(200);
   const healthBody = await health.text();
-  await createClient(TenantService, transport).getTenant({}, bearer(w.ownerToken));
+  let grpcRequestId: string | null = null;
+  await createClient(TenantService, transport).getTenant(
+    {},
+    { ...bearer(w.ownerToken), onHeader: (headers) => (grpcRequestId = headers.get("x-request-id")) },
+  );
+  expect(grpcRequestId).toMatch(/^req_[0-9a-f]{32}$/);
   const refused = await failure(
     createClient(IngestService, transport).ingest({
       serviceId: svc.id,
@@ -62,6 +67,8 @@ test("the native health route and gRPC calls are counted under their route and l
     method: "POST",
     status: 200,
     token_id: w.ownerTokenId,
+    // The gRPC port's answers carry x-request-id too; the access line names the same one.
+    request_id: grpcRequestId as unknown as string,
   });
   expect(lines.find((l) => l.route === "/intake.v1.IngestService/Ingest")).toMatchObject({
     service_id: svc.id,

@@ -3,6 +3,7 @@ import { SQL } from "bun";
 import { DomainError } from "../../src/domain/errors.ts";
 import { createPostgresStore } from "../../src/store/postgres/store.ts";
 import { serviceAvailable, TEST_POSTGRES_URL } from "../support/services.ts";
+import { runAuditContract } from "./audit-contract.ts";
 import { runStoreContract } from "./store-contract.ts";
 
 const ok = await serviceAvailable("postgres");
@@ -43,6 +44,18 @@ describe.skipIf(!ok)("postgres store", () => {
     return {
       store,
       another: () => createPostgresStore({ url: database.url, max: 4 }),
+      cleanup: async () => {
+        await store.close();
+        await database.drop();
+      },
+    };
+  });
+
+  runAuditContract("postgres", async () => {
+    const database = await freshDatabase();
+    const store = createPostgresStore({ url: database.url, max: 4 });
+    return {
+      store,
       cleanup: async () => {
         await store.close();
         await database.drop();

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DomainError } from "../../src/domain/errors.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
+import { runAuditContract } from "./audit-contract.ts";
 import { runStoreContract } from "./store-contract.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "intake-store-"));
@@ -45,6 +46,11 @@ runStoreContract("sqlite file", async () => {
       for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
     },
   };
+});
+
+runAuditContract("sqlite :memory:", async () => {
+  const store = createSqliteStore({ path: ":memory:" });
+  return { store, cleanup: () => store.close() };
 });
 
 describe("sqlite store specifics", () => {
@@ -93,7 +99,18 @@ describe("sqlite store specifics", () => {
       lastUsedAt: null,
       revokedAt: null,
     };
-    await writer.createTenant(tenant, token);
+    await writer.createTenant(tenant, token, [
+      {
+        id: "0190f4c0a1b27c3d8e9f0a1b2c3d4e60",
+        tenantId: tenant.id,
+        occurredAt: 1,
+        action: "tenant.create",
+        actor: { type: "operator" },
+        target: { type: "tenant", id: tenant.id },
+        requestId: null,
+        changes: null,
+      },
+    ]);
     await writer.close();
 
     const peek = new Database(path, { readonly: true });

@@ -4,7 +4,15 @@
  * another's rows. Test names state the rule a user would notice if it broke.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import type { NewEvent, Store } from "../../src/domain/ports/store.ts";
+import {
+  type AuditAction,
+  type AuditRecord,
+  type AuditTargetType,
+  changesBetween,
+  SERVICE_AUDITED_FIELDS,
+  TENANT_AUDITED_FIELDS,
+} from "../../src/domain/audit.ts";
+import type { AuditOfUpdate, NewEvent, Store } from "../../src/domain/ports/store.ts";
 import type { ServiceRecord, TenantRecord, TokenRecord } from "../../src/domain/types.ts";
 
 export interface StoreWorld {
@@ -14,7 +22,7 @@ export interface StoreWorld {
   cleanup(): Promise<void>;
 }
 
-const NOW = 1_800_000_000_000;
+export const NOW = 1_800_000_000_000;
 const HOUR = 3_600_000;
 
 let sequence = 0;
@@ -34,11 +42,11 @@ function randomPrefix(): string {
   return `service_live_${randomHex(4)}`;
 }
 
-function tenantRecord(overrides: Partial<TenantRecord> = {}): TenantRecord {
+export function tenantRecord(overrides: Partial<TenantRecord> = {}): TenantRecord {
   return { id: crypto.randomUUID(), name: "Acme", permissionMode: "role_based", createdAt: NOW, ...overrides };
 }
 
-function tokenRecord(tenantId: string, overrides: Partial<TokenRecord> = {}): TokenRecord {
+export function tokenRecord(tenantId: string, overrides: Partial<TokenRecord> = {}): TokenRecord {
   return {
     id: newId(),
     tenantId,
@@ -56,7 +64,7 @@ function tokenRecord(tenantId: string, overrides: Partial<TokenRecord> = {}): To
   };
 }
 
-function serviceRecord(tenantId: string, overrides: Partial<ServiceRecord> = {}): ServiceRecord {
+export function serviceRecord(tenantId: string, overrides: Partial<ServiceRecord> = {}): ServiceRecord {
   return {
     id: newId(),
     tenantId,
@@ -72,6 +80,46 @@ function serviceRecord(tenantId: string, overrides: Partial<ServiceRecord> = {})
     rateLimitLimit: null,
     rateLimitWindowSeconds: null,
     ...overrides,
+  };
+}
+
+/** The audit record a change hands the store (actor: a token of the tenant, request id set). */
+export function auditOf(
+  tenantId: string,
+  action: AuditAction,
+  targetType: AuditTargetType,
+  targetId: string,
+): AuditRecord {
+  return {
+    id: newId(),
+    tenantId,
+    occurredAt: NOW,
+    action,
+    actor: { type: "api_token", id: newId() },
+    target: { type: targetType, id: targetId },
+    requestId: `req_${newId()}`,
+    changes: null,
+  };
+}
+
+export function creationAudit(tenant: TenantRecord, first: TokenRecord): AuditRecord[] {
+  return [
+    { ...auditOf(tenant.id, "tenant.create", "tenant", tenant.id), actor: { type: "operator" }, requestId: null },
+    { ...auditOf(tenant.id, "api_token.create", "api_token", first.id), actor: { type: "operator" }, requestId: null },
+  ];
+}
+
+export function serviceUpdateAudit(tenantId: string, id: string): AuditOfUpdate<ServiceRecord> {
+  return (before, after) => {
+    const changes = changesBetween(before, after, SERVICE_AUDITED_FIELDS);
+    return changes && { ...auditOf(tenantId, "service.update", "service", id), changes };
+  };
+}
+
+export function tenantUpdateAudit(tenantId: string): AuditOfUpdate<TenantRecord> {
+  return (before, after) => {
+    const changes = changesBetween(before, after, TENANT_AUDITED_FIELDS);
+    return changes && { ...auditOf(tenantId, "tenant.update", "tenant", tenantId), changes };
   };
 }
 
@@ -105,23 +153,31 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
       await world.cleanup();
     });
 
+    function insertToken(record: TokenRecord) {
+      return store.tokens.insert(record, auditOf(record.tenantId, "api_token.create", "api_token", record.id));
+    }
+
+    function insertService(record: ServiceRecord) {
+      return store.services.insert(record, auditOf(record.tenantId, "service.create", "service", record.id));
+    }
+
     /** A tenant with its first owner read_write token. */
     async function seedTenant(overrides: Partial<TenantRecord> = {}) {
       const tenant = tenantRecord(overrides);
       const owner = tokenRecord(tenant.id, { role: "owner", scope: "read_write", name: "first" });
-      await store.createTenant(tenant, owner);
+      await store.createTenant(tenant, owner, creationAudit(tenant, owner));
       return { tenant, owner };
     }
 
     async function addToken(tenantId: string, overrides: Partial<TokenRecord> = {}) {
       const token = tokenRecord(tenantId, overrides);
-      expect(await store.tokens.insert(token)).toBe("ok");
+      expect(await insertToken(token)).toBe("ok");
       return token;
     }
 
     async function addService(tenantId: string, overrides: Partial<ServiceRecord> = {}) {
       const service = serviceRecord(tenantId, overrides);
-      expect(await store.services.insert(service)).toBe("ok");
+      expect(await insertService(service)).toBe("ok");
       tenantOfService.set(service.id, tenantId);
       return service;
     }
@@ -159,7 +215,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const { owner: existing } = await seedTenant();
         const tenant = tenantRecord();
         const clash = tokenRecord(tenant.id, { role: "owner", prefix: existing.prefix });
-        await expect(store.createTenant(tenant, clash)).rejects.toThrow();
+        await expect(store.createTenant(tenant, clash, creationAudit(tenant, clash))).rejects.toThrow();
         expect(await store.tenants.get(tenant.id)).toBeNull();
         expect(await store.tokens.get(tenant.id, clash.id)).toBeNull();
       });
@@ -170,8 +226,11 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const name = `name-${randomHex(8)}`;
         const other = tenantRecord({ name });
         const attempts = [
-          () => store.createTenant(other, tokenRecord(other.id, { name, digest: existing.digest })),
-          () => store.tokens.insert(tokenRecord(tenant.id, { name, digest: existing.digest })),
+          () => {
+            const first = tokenRecord(other.id, { name, digest: existing.digest });
+            return store.createTenant(other, first, creationAudit(other, first));
+          },
+          () => insertToken(tokenRecord(tenant.id, { name, digest: existing.digest })),
         ];
         for (const attempt of attempts) {
           const error = await attempt().then(
@@ -197,9 +256,12 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
 
       test("tenants.rename returns the renamed tenant, null when unknown", async () => {
         const { tenant } = await seedTenant();
-        expect(await store.tenants.rename(tenant.id, "Renamed")).toEqual({ ...tenant, name: "Renamed" });
+        expect(await store.tenants.rename(tenant.id, "Renamed", tenantUpdateAudit(tenant.id))).toEqual({
+          ...tenant,
+          name: "Renamed",
+        });
         expect(await store.tenants.get(tenant.id)).toEqual({ ...tenant, name: "Renamed" });
-        expect(await store.tenants.rename(crypto.randomUUID(), "x")).toBeNull();
+        expect(await store.tenants.rename(crypto.randomUUID(), "x", tenantUpdateAudit(crypto.randomUUID()))).toBeNull();
       });
 
       test("tenants.countNamed counts exact, case-sensitive name matches (0 for none)", async () => {
@@ -234,12 +296,16 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
       test("redeemSetupCode creates the tenant and its first token, and the code works once", async () => {
         const digest = await addSetupCode();
         const first = firstTenant();
-        expect(await store.redeemSetupCode(digest, NOW, first.tenant, first.owner)).toBe(true);
+        expect(
+          await store.redeemSetupCode(digest, NOW, first.tenant, first.owner, creationAudit(first.tenant, first.owner)),
+        ).toBe(true);
         expect(await store.tenants.get(first.tenant.id)).toEqual(first.tenant);
         expect(await store.tokens.get(first.tenant.id, first.owner.id)).toEqual(first.owner);
 
         const again = firstTenant();
-        expect(await store.redeemSetupCode(digest, NOW, again.tenant, again.owner)).toBe(false);
+        expect(
+          await store.redeemSetupCode(digest, NOW, again.tenant, again.owner, creationAudit(again.tenant, again.owner)),
+        ).toBe(false);
         expect(await store.tenants.get(again.tenant.id)).toBeNull();
         expect(await store.tokens.get(again.tenant.id, again.owner.id)).toBeNull();
       });
@@ -247,16 +313,34 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
       test("an expired or unknown setup code creates nothing", async () => {
         const digest = await addSetupCode(NOW + 1_000);
         const late = firstTenant();
-        expect(await store.redeemSetupCode(digest, NOW + 1_000, late.tenant, late.owner)).toBe(false);
+        expect(
+          await store.redeemSetupCode(
+            digest,
+            NOW + 1_000,
+            late.tenant,
+            late.owner,
+            creationAudit(late.tenant, late.owner),
+          ),
+        ).toBe(false);
         const unknown = firstTenant();
-        expect(await store.redeemSetupCode(randomHex(32), NOW, unknown.tenant, unknown.owner)).toBe(false);
+        expect(
+          await store.redeemSetupCode(
+            randomHex(32),
+            NOW,
+            unknown.tenant,
+            unknown.owner,
+            creationAudit(unknown.tenant, unknown.owner),
+          ),
+        ).toBe(false);
         expect(await store.tenants.any()).toBe(false);
       });
 
       test("concurrent redemptions of one setup code: exactly one creates a tenant", async () => {
         const digest = await addSetupCode();
         const attempts = Array.from({ length: 4 }, () => firstTenant());
-        const results = await Promise.all(attempts.map((a) => store.redeemSetupCode(digest, NOW, a.tenant, a.owner)));
+        const results = await Promise.all(
+          attempts.map((a) => store.redeemSetupCode(digest, NOW, a.tenant, a.owner, creationAudit(a.tenant, a.owner))),
+        );
         expect(results.filter(Boolean)).toHaveLength(1);
         const created = await Promise.all(attempts.map((a) => store.tenants.get(a.tenant.id)));
         expect(created.filter((t) => t !== null)).toHaveLength(1);
@@ -296,7 +380,16 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const { tenant, owner } = await seedTenant();
         const kept = await addToken(tenant.id);
         const gone = await addToken(tenant.id);
-        expect((await store.tokens.revoke(tenant.id, gone.id, NOW)).kind).toBe("revoked");
+        expect(
+          (
+            await store.tokens.revoke(
+              tenant.id,
+              gone.id,
+              NOW,
+              auditOf(tenant.id, "api_token.revoke", "api_token", gone.id),
+            )
+          ).kind,
+        ).toBe("revoked");
         const active = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: false });
         expect(active.map((t) => t.id)).toEqual([kept.id, owner.id]);
         const all = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: true });
@@ -308,19 +401,34 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const a = await seedTenant();
         const b = await seedTenant();
         const revoked = await addToken(a.tenant.id);
-        await store.tokens.revoke(a.tenant.id, revoked.id, NOW);
+        await store.tokens.revoke(
+          a.tenant.id,
+          revoked.id,
+          NOW,
+          auditOf(a.tenant.id, "api_token.revoke", "api_token", revoked.id),
+        );
         const again = tokenRecord(b.tenant.id, { prefix: revoked.prefix });
-        expect(await store.tokens.insert(again)).toBe("prefix_taken");
+        expect(await insertToken(again)).toBe("prefix_taken");
         expect(await store.tokens.get(b.tenant.id, again.id)).toBeNull();
-        expect(await store.tokens.insert(tokenRecord(b.tenant.id))).toBe("ok");
+        expect(await insertToken(tokenRecord(b.tenant.id))).toBe("ok");
       });
 
       test("revoke sets revoked_at; a repeat is already_revoked and keeps the first revoked_at", async () => {
         const { tenant } = await seedTenant();
         const token = await addToken(tenant.id);
-        const first = await store.tokens.revoke(tenant.id, token.id, NOW + 1);
+        const first = await store.tokens.revoke(
+          tenant.id,
+          token.id,
+          NOW + 1,
+          auditOf(tenant.id, "api_token.revoke", "api_token", token.id),
+        );
         expect(first).toEqual({ kind: "revoked", record: { ...token, revokedAt: NOW + 1 } });
-        const repeat = await store.tokens.revoke(tenant.id, token.id, NOW + 5_000);
+        const repeat = await store.tokens.revoke(
+          tenant.id,
+          token.id,
+          NOW + 5_000,
+          auditOf(tenant.id, "api_token.revoke", "api_token", token.id),
+        );
         expect(repeat).toEqual({ kind: "already_revoked", record: { ...token, revokedAt: NOW + 1 } });
         expect((await store.tokens.get(tenant.id, token.id))?.revokedAt).toBe(NOW + 1);
       });
@@ -329,9 +437,30 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const a = await seedTenant();
         const b = await seedTenant();
         const bToken = await addToken(b.tenant.id);
-        expect(await store.tokens.revoke(a.tenant.id, newId(), NOW)).toEqual({ kind: "not_found" });
-        expect(await store.tokens.revoke(a.tenant.id, bToken.id, NOW)).toEqual({ kind: "not_found" });
-        expect(await store.tokens.revoke(crypto.randomUUID(), bToken.id, NOW)).toEqual({ kind: "not_found" });
+        expect(
+          await store.tokens.revoke(
+            a.tenant.id,
+            newId(),
+            NOW,
+            auditOf(a.tenant.id, "api_token.revoke", "api_token", newId()),
+          ),
+        ).toEqual({ kind: "not_found" });
+        expect(
+          await store.tokens.revoke(
+            a.tenant.id,
+            bToken.id,
+            NOW,
+            auditOf(a.tenant.id, "api_token.revoke", "api_token", bToken.id),
+          ),
+        ).toEqual({ kind: "not_found" });
+        expect(
+          await store.tokens.revoke(
+            crypto.randomUUID(),
+            bToken.id,
+            NOW,
+            auditOf(crypto.randomUUID(), "api_token.revoke", "api_token", bToken.id),
+          ),
+        ).toEqual({ kind: "not_found" });
         expect((await store.tokens.get(b.tenant.id, bToken.id))?.revokedAt).toBeNull();
       });
 
@@ -341,54 +470,159 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         await addToken(tenant.id, { role: "owner", scope: "read_only" });
         await addToken(tenant.id, { role: "admin", scope: "read_write" });
         const revokedOwner = await addToken(tenant.id, { role: "owner", scope: "read_write" });
-        expect((await store.tokens.revoke(tenant.id, revokedOwner.id, NOW)).kind).toBe("revoked");
+        expect(
+          (
+            await store.tokens.revoke(
+              tenant.id,
+              revokedOwner.id,
+              NOW,
+              auditOf(tenant.id, "api_token.revoke", "api_token", revokedOwner.id),
+            )
+          ).kind,
+        ).toBe("revoked");
 
-        expect(await store.tokens.revoke(tenant.id, owner.id, NOW)).toEqual({ kind: "last_owner" });
+        expect(
+          await store.tokens.revoke(
+            tenant.id,
+            owner.id,
+            NOW,
+            auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
+          ),
+        ).toEqual({ kind: "last_owner" });
         expect((await store.tokens.get(tenant.id, owner.id))?.revokedAt).toBeNull();
       });
 
       test("revoking one of two active owner read_write tokens succeeds, then the other is the last owner", async () => {
         const { tenant, owner } = await seedTenant();
         const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
-        expect((await store.tokens.revoke(tenant.id, owner.id, NOW)).kind).toBe("revoked");
-        expect(await store.tokens.revoke(tenant.id, second.id, NOW)).toEqual({ kind: "last_owner" });
+        expect(
+          (
+            await store.tokens.revoke(
+              tenant.id,
+              owner.id,
+              NOW,
+              auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
+            )
+          ).kind,
+        ).toBe("revoked");
+        expect(
+          await store.tokens.revoke(
+            tenant.id,
+            second.id,
+            NOW,
+            auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
+          ),
+        ).toEqual({ kind: "last_owner" });
       });
 
       test("an expired owner token does not count as active: it cannot keep the tenant administrable", async () => {
         const { tenant, owner } = await seedTenant();
         const expired = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW - 1 });
         const expiresNow = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW });
-        expect(await store.tokens.revoke(tenant.id, owner.id, NOW)).toEqual({ kind: "last_owner" });
+        expect(
+          await store.tokens.revoke(
+            tenant.id,
+            owner.id,
+            NOW,
+            auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
+          ),
+        ).toEqual({ kind: "last_owner" });
         // Revoking an expired owner token is always allowed: it was not active.
-        expect((await store.tokens.revoke(tenant.id, expired.id, NOW)).kind).toBe("revoked");
-        expect((await store.tokens.revoke(tenant.id, expiresNow.id, NOW)).kind).toBe("revoked");
+        expect(
+          (
+            await store.tokens.revoke(
+              tenant.id,
+              expired.id,
+              NOW,
+              auditOf(tenant.id, "api_token.revoke", "api_token", expired.id),
+            )
+          ).kind,
+        ).toBe("revoked");
+        expect(
+          (
+            await store.tokens.revoke(
+              tenant.id,
+              expiresNow.id,
+              NOW,
+              auditOf(tenant.id, "api_token.revoke", "api_token", expiresNow.id),
+            )
+          ).kind,
+        ).toBe("revoked");
       });
 
       test("last_owner for the last owner token that does not expire while the remaining owners all expire", async () => {
         const { tenant, owner } = await seedTenant();
         const expiring = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 3_000 });
-        expect(await store.tokens.revoke(tenant.id, owner.id, NOW)).toEqual({ kind: "last_owner" });
+        expect(
+          await store.tokens.revoke(
+            tenant.id,
+            owner.id,
+            NOW,
+            auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
+          ),
+        ).toEqual({ kind: "last_owner" });
         expect((await store.tokens.get(tenant.id, owner.id))?.revokedAt).toBeNull();
         // The expiring one may go: the permanent owner stays.
-        expect((await store.tokens.revoke(tenant.id, expiring.id, NOW)).kind).toBe("revoked");
+        expect(
+          (
+            await store.tokens.revoke(
+              tenant.id,
+              expiring.id,
+              NOW,
+              auditOf(tenant.id, "api_token.revoke", "api_token", expiring.id),
+            )
+          ).kind,
+        ).toBe("revoked");
       });
 
       test("a non-expiring owner token may be revoked while another non-expiring one stays", async () => {
         const { tenant, owner } = await seedTenant();
         await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 3_000 });
         const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
-        expect((await store.tokens.revoke(tenant.id, owner.id, NOW)).kind).toBe("revoked");
-        expect(await store.tokens.revoke(tenant.id, second.id, NOW)).toEqual({ kind: "last_owner" });
+        expect(
+          (
+            await store.tokens.revoke(
+              tenant.id,
+              owner.id,
+              NOW,
+              auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
+            )
+          ).kind,
+        ).toBe("revoked");
+        expect(
+          await store.tokens.revoke(
+            tenant.id,
+            second.id,
+            NOW,
+            auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
+          ),
+        ).toEqual({ kind: "last_owner" });
       });
 
       test("with no non-expiring owner at all, one active owner read_write token must still remain", async () => {
         // A tenant from before the rule: its owners all expire; the older rule still holds.
         const tenant = tenantRecord();
         const first = tokenRecord(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + HOUR });
-        await store.createTenant(tenant, first);
+        await store.createTenant(tenant, first, creationAudit(tenant, first));
         const second = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 2 * HOUR });
-        expect((await store.tokens.revoke(tenant.id, first.id, NOW)).kind).toBe("revoked");
-        expect(await store.tokens.revoke(tenant.id, second.id, NOW)).toEqual({ kind: "last_owner" });
+        expect(
+          (
+            await store.tokens.revoke(
+              tenant.id,
+              first.id,
+              NOW,
+              auditOf(tenant.id, "api_token.revoke", "api_token", first.id),
+            )
+          ).kind,
+        ).toBe("revoked");
+        expect(
+          await store.tokens.revoke(
+            tenant.id,
+            second.id,
+            NOW,
+            auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
+          ),
+        ).toEqual({ kind: "last_owner" });
       });
 
       test("concurrent revocations of the last two owner tokens: exactly one succeeds", async () => {
@@ -398,8 +632,18 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
             const { tenant, owner } = await seedTenant();
             const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
             const outcomes = await Promise.all([
-              store.tokens.revoke(tenant.id, owner.id, NOW),
-              store.tokens.revoke(tenant.id, second.id, NOW),
+              store.tokens.revoke(
+                tenant.id,
+                owner.id,
+                NOW,
+                auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
+              ),
+              store.tokens.revoke(
+                tenant.id,
+                second.id,
+                NOW,
+                auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
+              ),
             ]);
             const active = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: false });
             return { kinds: outcomes.map((o) => o.kind).sort(), active: active.length };
@@ -418,8 +662,18 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
             const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
             await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + HOUR });
             const outcomes = await Promise.all([
-              store.tokens.revoke(tenant.id, owner.id, NOW),
-              store.tokens.revoke(tenant.id, second.id, NOW),
+              store.tokens.revoke(
+                tenant.id,
+                owner.id,
+                NOW,
+                auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
+              ),
+              store.tokens.revoke(
+                tenant.id,
+                second.id,
+                NOW,
+                auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
+              ),
             ]);
             const active = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: false });
             return {
@@ -463,10 +717,10 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const b = await seedTenant();
         const billing = await addService(a.tenant.id, { serviceName: "Billing" });
         const clash = serviceRecord(a.tenant.id, { serviceName: "Billing" });
-        expect(await store.services.insert(clash)).toBe("name_taken");
+        expect(await insertService(clash)).toBe("name_taken");
         expect(await store.services.get(a.tenant.id, clash.id)).toBeNull();
-        expect(await store.services.insert(serviceRecord(a.tenant.id, { serviceName: "billing" }))).toBe("ok");
-        expect(await store.services.insert(serviceRecord(b.tenant.id, { serviceName: "Billing" }))).toBe("ok");
+        expect(await insertService(serviceRecord(a.tenant.id, { serviceName: "billing" }))).toBe("ok");
+        expect(await insertService(serviceRecord(b.tenant.id, { serviceName: "Billing" }))).toBe("ok");
         expect(await store.services.get(a.tenant.id, billing.id)).toEqual(billing);
       });
 
@@ -477,9 +731,30 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const rotation = { ciphertext: "new", prefix: "whsec_new0", rotatedAt: NOW + 1, previousExpiresAt: NOW + 2 };
         expect(await store.services.get(a.tenant.id, service.id)).toBeNull();
         expect(await store.services.list(a.tenant.id, { limit: 100 })).toEqual([]);
-        expect(await store.services.update(a.tenant.id, service.id, { isMonitored: false }, NOW + 1)).toBeNull();
-        expect(await store.services.rotateSecret(a.tenant.id, service.id, rotation)).toBeNull();
-        expect(await store.services.delete(a.tenant.id, service.id)).toBe(false);
+        expect(
+          await store.services.update(
+            a.tenant.id,
+            service.id,
+            { isMonitored: false },
+            NOW + 1,
+            serviceUpdateAudit(a.tenant.id, service.id),
+          ),
+        ).toBeNull();
+        expect(
+          await store.services.rotateSecret(
+            a.tenant.id,
+            service.id,
+            rotation,
+            auditOf(a.tenant.id, "service.secret_rotate", "service", service.id),
+          ),
+        ).toBeNull();
+        expect(
+          await store.services.delete(
+            a.tenant.id,
+            service.id,
+            auditOf(a.tenant.id, "service.delete", "service", service.id),
+          ),
+        ).toBe(false);
         expect(await store.services.get(b.tenant.id, service.id)).toEqual(service);
       });
 
@@ -509,11 +784,18 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
           service.id,
           { rateLimit: { limit: 50, windowSeconds: 10 } },
           NOW + 10,
+          serviceUpdateAudit(tenant.id, service.id),
         );
         const expected = { ...service, rateLimitLimit: 50, rateLimitWindowSeconds: 10, updatedAt: NOW + 10 };
         expect(limited).toEqual(expected);
         expect(await store.services.getById(service.id)).toEqual(expected);
-        const cleared = await store.services.update(tenant.id, service.id, { rateLimit: null }, NOW + 20);
+        const cleared = await store.services.update(
+          tenant.id,
+          service.id,
+          { rateLimit: null },
+          NOW + 20,
+          serviceUpdateAudit(tenant.id, service.id),
+        );
         expect(cleared).toEqual({ ...service, updatedAt: NOW + 20 });
         expect(await store.services.get(tenant.id, service.id)).toEqual({ ...service, updatedAt: NOW + 20 });
       });
@@ -521,7 +803,13 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
       test("update with is_monitored changes is_monitored and updated_at only", async () => {
         const { tenant } = await seedTenant();
         const service = await addService(tenant.id, { rateLimitLimit: 5, rateLimitWindowSeconds: 60 });
-        const paused = await store.services.update(tenant.id, service.id, { isMonitored: false }, NOW + 10);
+        const paused = await store.services.update(
+          tenant.id,
+          service.id,
+          { isMonitored: false },
+          NOW + 10,
+          serviceUpdateAudit(tenant.id, service.id),
+        );
         expect(paused).toEqual({ ...service, isMonitored: false, updatedAt: NOW + 10 });
         expect(await store.services.getById(service.id)).toEqual({
           ...service,
@@ -536,12 +824,17 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
           secretCiphertext: "sealed-v1",
           signingSecretPrefix: "whsec_v1aa",
         });
-        const first = await store.services.rotateSecret(tenant.id, service.id, {
-          ciphertext: "sealed-v2",
-          prefix: "whsec_v2bb",
-          rotatedAt: NOW + 1_000,
-          previousExpiresAt: NOW + 1_000 + 86_400_000,
-        });
+        const first = await store.services.rotateSecret(
+          tenant.id,
+          service.id,
+          {
+            ciphertext: "sealed-v2",
+            prefix: "whsec_v2bb",
+            rotatedAt: NOW + 1_000,
+            previousExpiresAt: NOW + 1_000 + 86_400_000,
+          },
+          auditOf(tenant.id, "service.secret_rotate", "service", service.id),
+        );
         expect(first).toEqual({
           ...service,
           secretCiphertext: "sealed-v2",
@@ -551,12 +844,17 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
           secretRotatedAt: NOW + 1_000,
           updatedAt: NOW + 1_000,
         });
-        const second = await store.services.rotateSecret(tenant.id, service.id, {
-          ciphertext: "sealed-v3",
-          prefix: "whsec_v3cc",
-          rotatedAt: NOW + 2_000,
-          previousExpiresAt: NOW + 2_000 + 86_400_000,
-        });
+        const second = await store.services.rotateSecret(
+          tenant.id,
+          service.id,
+          {
+            ciphertext: "sealed-v3",
+            prefix: "whsec_v3cc",
+            rotatedAt: NOW + 2_000,
+            previousExpiresAt: NOW + 2_000 + 86_400_000,
+          },
+          auditOf(tenant.id, "service.secret_rotate", "service", service.id),
+        );
         expect(second?.secretCiphertext).toBe("sealed-v3");
         expect(second?.previousSecretCiphertext).toBe("sealed-v2");
         expect(second?.previousSecretExpiresAt).toBe(NOW + 2_000 + 86_400_000);
@@ -571,18 +869,22 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const keptEvent = newEvent(kept.id, { idempotencyKey: "k1" });
         await store.events.insertBatch([keptEvent]);
 
-        expect(await store.services.delete(tenant.id, doomed.id)).toBe(true);
+        expect(
+          await store.services.delete(tenant.id, doomed.id, auditOf(tenant.id, "service.delete", "service", doomed.id)),
+        ).toBe(true);
         expect(await store.services.get(tenant.id, doomed.id)).toBeNull();
         expect(await store.events.list(doomed.id, { limit: 10 })).toEqual([]);
         expect((await store.events.list(kept.id, { limit: 10 })).map((e) => e.id)).toEqual([keptEvent.id]);
-        expect(await store.services.delete(tenant.id, doomed.id)).toBe(false);
+        expect(
+          await store.services.delete(tenant.id, doomed.id, auditOf(tenant.id, "service.delete", "service", doomed.id)),
+        ).toBe(false);
       });
 
       test("a deleted service's name can be used again", async () => {
         const { tenant } = await seedTenant();
         const first = await addService(tenant.id, { serviceName: "orders" });
-        await store.services.delete(tenant.id, first.id);
-        expect(await store.services.insert(serviceRecord(tenant.id, { serviceName: "orders" }))).toBe("ok");
+        await store.services.delete(tenant.id, first.id, auditOf(tenant.id, "service.delete", "service", first.id));
+        expect(await insertService(serviceRecord(tenant.id, { serviceName: "orders" }))).toBe("ok");
       });
     });
 
@@ -779,7 +1081,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const doomed = await addService(tenant.id);
         await store.events.insertBatch([newEvent(kept.id), newEvent(doomed.id)]);
         const head = await store.events.feedHead(tenant.id);
-        await store.services.delete(tenant.id, doomed.id);
+        await store.services.delete(tenant.id, doomed.id, auditOf(tenant.id, "service.delete", "service", doomed.id));
         const later = newEvent(kept.id);
         await store.events.insertBatch([later]);
         expect((await store.events.feed(tenant.id, { after: head, limit: 10 })).map((e) => e.id)).toEqual([later.id]);

@@ -1,3 +1,4 @@
+import type { AuditAction, AuditRecord, AuditTarget } from "../audit.ts";
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../types.ts";
 import type { RateLimit } from "./rate-limiter.ts";
 
@@ -10,12 +11,21 @@ export interface PageQuery {
   before?: string;
 }
 
+/**
+ * The audit record of an update, made from the row before and after it inside the update's
+ * transaction (so `changes` is what this transaction changed); null writes no record.
+ */
+export type AuditOfUpdate<R> = (before: R, after: R) => AuditRecord | null;
+
 export interface TenantRepo {
   get(id: string): Promise<TenantRecord | null>;
   /** Whether the store holds any tenant (`serve` on an empty store says how to set one up). */
   any(): Promise<boolean>;
-  /** Returns the updated tenant, or null when it does not exist. */
-  rename(id: string, name: string): Promise<TenantRecord | null>;
+  /**
+   * Returns the updated tenant, or null when it does not exist. The audit record is written
+   * in the same transaction.
+   */
+  rename(id: string, name: string, audit: AuditOfUpdate<TenantRecord>): Promise<TenantRecord | null>;
   /** How many tenants carry exactly this name (names need not be unique; the CLI warns). */
   countNamed(name: string): Promise<number>;
 }
@@ -35,15 +45,19 @@ export interface TokenRepo {
   findByDigest(digest: string): Promise<TokenRecord | null>;
   get(tenantId: string, id: string): Promise<TokenRecord | null>;
   list(tenantId: string, query: PageQuery & { includeRevoked: boolean }): Promise<TokenRecord[]>;
-  /** `prefix_taken` when the prefix (unique over all rows ever) is already used. */
-  insert(record: TokenRecord): Promise<"ok" | "prefix_taken">;
+  /**
+   * `prefix_taken` when the prefix (unique over all rows ever) is already used: then nothing,
+   * the audit record neither, is written. Otherwise the token and its audit record, in one transaction.
+   */
+  insert(record: TokenRecord, audit: AuditRecord): Promise<"ok" | "prefix_taken">;
   /**
    * Atomically: revoke unless already revoked, refusing (`last_owner`) when the target is
    * active, owner and read_write and no other such token of the tenant is active at `now`, or
    * when the target never expires and no other such token that never expires is active.
-   * Concurrent revocations of the last two (non-expiring) owner tokens cannot both succeed.
+   * Concurrent revocations of the last two (non-expiring) owner tokens cannot both succeed. The audit
+   * record is written, in the same transaction, only when the outcome is `revoked`.
    */
-  revoke(tenantId: string, id: string, now: number): Promise<RevokeOutcome>;
+  revoke(tenantId: string, id: string, now: number, audit: AuditRecord): Promise<RevokeOutcome>;
   /** Best-effort bookkeeping, called off the request path. */
   touchLastUsed(updates: ReadonlyArray<{ id: string; at: number }>): Promise<void>;
 }
@@ -61,9 +75,13 @@ export interface ServiceChanges {
   rateLimit?: RateLimit | null;
 }
 
+/**
+ * Every mutation takes its audit record and writes it in its own transaction: neither is ever
+ * written without the other (docs/api.md, "Audit log").
+ */
 export interface ServiceRepo {
-  /** `name_taken` when (tenant, service_name) exists; case-sensitive. */
-  insert(record: ServiceRecord): Promise<"ok" | "name_taken">;
+  /** `name_taken` when (tenant, service_name) exists; case-sensitive. Nothing is written then. */
+  insert(record: ServiceRecord, audit: AuditRecord): Promise<"ok" | "name_taken">;
   get(tenantId: string, id: string): Promise<ServiceRecord | null>;
   /** Tenant-less lookup for ingest, where the caller is a sender, not a token. */
   getById(id: string): Promise<ServiceRecord | null>;
@@ -71,12 +89,24 @@ export interface ServiceRepo {
   /**
    * Applies the given fields (absent ones stay as they are) and sets `updated_at`; returns the
    * updated row, or null when it does not exist. `rateLimit: null` clears the service's own limit.
+   * The audit record is made from the row before and after, in the same transaction.
    */
-  update(tenantId: string, id: string, changes: ServiceChanges, now: number): Promise<ServiceRecord | null>;
+  update(
+    tenantId: string,
+    id: string,
+    changes: ServiceChanges,
+    now: number,
+    audit: AuditOfUpdate<ServiceRecord>,
+  ): Promise<ServiceRecord | null>;
   /** In one statement: current secret becomes previous, the new one current. */
-  rotateSecret(tenantId: string, id: string, rotation: SecretRotation): Promise<ServiceRecord | null>;
-  /** Deletes the service and all its events; false when it did not exist. */
-  delete(tenantId: string, id: string): Promise<boolean>;
+  rotateSecret(
+    tenantId: string,
+    id: string,
+    rotation: SecretRotation,
+    audit: AuditRecord,
+  ): Promise<ServiceRecord | null>;
+  /** Deletes the service and all its events; false when it did not exist (and no record is written). */
+  delete(tenantId: string, id: string, audit: AuditRecord): Promise<boolean>;
 }
 
 export interface NewEvent {
@@ -137,6 +167,22 @@ export interface SetupCodeRepo {
   insert(record: SetupCodeRecord): Promise<void>;
 }
 
+/** Keyset page of a tenant's audit events, newest first, optionally filtered. */
+export interface AuditQuery extends PageQuery {
+  action?: AuditAction;
+  target?: AuditTarget;
+}
+
+/** Audit events are written only by the mutations above, never on their own. */
+export interface AuditRepo {
+  list(tenantId: string, query: AuditQuery): Promise<AuditRecord[]>;
+  /**
+   * Retention: deletes at most `batchSize` events with `occurredAt < cutoff` (oldest first) and
+   * returns how many it deleted; a sweeper calls it until it returns less than `batchSize`.
+   */
+  deleteOlderThan(cutoff: number, batchSize: number): Promise<number>;
+}
+
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
   tenants: TenantRepo;
@@ -144,14 +190,25 @@ export interface Store {
   services: ServiceRepo;
   events: EventRepo;
   setupCodes: SetupCodeRepo;
-  /** Creates a tenant and its first token in one transaction. */
-  createTenant(tenant: TenantRecord, firstToken: TokenRecord): Promise<void>;
+  audit: AuditRepo;
+  /**
+   * Creates a tenant and its first token in one transaction, with their audit records
+   * (`tenant.create`, then `api_token.create`; actor operator for the CLI).
+   */
+  createTenant(tenant: TenantRecord, firstToken: TokenRecord, audit: ReadonlyArray<AuditRecord>): Promise<void>;
   /**
    * In one transaction: claims the setup code (unused and `expires_at > now`; marked used, once)
-   * and creates the tenant and its first token. `false`, with nothing written, when the code is
-   * unknown, used or expired. Of two concurrent redemptions of one code, one gets `true`.
+   * and creates the tenant and its first token, with their audit records (actor setup_link).
+   * `false`, with nothing written, when the code is unknown, used or expired. Of two concurrent
+   * redemptions of one code, one gets `true`.
    */
-  redeemSetupCode(digest: string, now: number, tenant: TenantRecord, firstToken: TokenRecord): Promise<boolean>;
+  redeemSetupCode(
+    digest: string,
+    now: number,
+    tenant: TenantRecord,
+    firstToken: TokenRecord,
+    audit: ReadonlyArray<AuditRecord>,
+  ): Promise<boolean>;
   /** Applies committed migrations; idempotent. */
   migrate(): Promise<void>;
   close(): Promise<void>;

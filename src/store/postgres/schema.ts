@@ -6,7 +6,8 @@
  */
 
 import { sql } from "drizzle-orm";
-import { bigint, boolean, check, customType, index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, customType, index, integer, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { AUDIT_ACTIONS, type AuditChanges } from "../../domain/audit.ts";
 import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
 
 /** Byte-ordered text: the order of `ORDER BY id DESC` / `id < $before` is the hex string order. */
@@ -141,3 +142,33 @@ export const feedHead = pgTable("feed_head", {
   id: bigint("id", { mode: "number" }).primaryKey(),
   head: bigint("head", { mode: "number" }).notNull(),
 });
+
+/**
+ * The audit log (docs/api.md, "Audit log"): written only in the transaction of the change it
+ * records. Actor and target are flat columns so the list filters are plain indexed equality.
+ */
+export const auditEvents = pgTable(
+  "audit_events",
+  {
+    id: idText("id").primaryKey(),
+    tenantId: idText("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    occurredAt: millis("occurred_at").notNull(),
+    action: text("action", { enum: AUDIT_ACTIONS }).notNull(),
+    actorType: text("actor_type", { enum: ["api_token", "setup_link", "operator"] }).notNull(),
+    actorId: idText("actor_id"),
+    targetType: text("target_type", { enum: ["tenant", "api_token", "service"] }).notNull(),
+    targetId: idText("target_id").notNull(),
+    requestId: text("request_id"),
+    changes: jsonb("changes").$type<AuditChanges>(),
+  },
+  (t) => [
+    index("audit_events_tenant_id_idx").on(t.tenantId, t.id),
+    index("audit_events_tenant_action_idx").on(t.tenantId, t.action, t.id),
+    index("audit_events_tenant_target_idx").on(t.tenantId, t.targetId, t.id),
+    // Retention deletes by age, oldest first.
+    index("audit_events_occurred_at_idx").on(t.occurredAt),
+    check("audit_events_action_check", sql`${t.action} in (${sql.raw(inList(AUDIT_ACTIONS))})`),
+  ],
+);

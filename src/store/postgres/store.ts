@@ -7,9 +7,11 @@ import { SQL as BunSQL } from "bun";
 import { and, asc, type Column, desc, eq, gt, inArray, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
 import { ownerToKeep } from "../../domain/access.ts";
+import type { AuditRecord } from "../../domain/audit.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { idFloor } from "../../domain/ids.ts";
 import type {
+  AuditQuery,
   InsertEventResult,
   NewEvent,
   PageQuery,
@@ -17,10 +19,12 @@ import type {
   ServiceChanges,
   Store,
 } from "../../domain/ports/store.ts";
+import type { ServiceRecord, TenantRecord } from "../../domain/types.ts";
+import { fromAuditRow, toAuditRow } from "../audit-rows.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
-import { apiTokens, events, services, setupCodes, tenants } from "./schema.ts";
+import { apiTokens, auditEvents, events, services, setupCodes, tenants } from "./schema.ts";
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` */
@@ -103,6 +107,24 @@ async function unbounded<T>(operation: () => Promise<T>): Promise<T> {
 
 function pageCondition(idColumn: Column, query: PageQuery): SQL | undefined {
   return query.before === undefined ? undefined : lt(idColumn, query.before);
+}
+
+type Transaction = Parameters<Parameters<BunSQLDatabase["transaction"]>[0]>[0];
+
+/** Inside the change's own transaction: a failure here rolls the change back with it. */
+async function writeAudit(tx: Transaction, record: AuditRecord | null): Promise<void> {
+  if (record) await tx.insert(auditEvents).values(toAuditRow(record));
+}
+
+function auditConditions(tenantId: string, query: AuditQuery): SQL | undefined {
+  return and(
+    eq(auditEvents.tenantId, tenantId),
+    query.action === undefined ? undefined : eq(auditEvents.action, query.action),
+    query.target === undefined
+      ? undefined
+      : and(eq(auditEvents.targetId, query.target.id), eq(auditEvents.targetType, query.target.type)),
+    pageCondition(auditEvents.id, query),
+  );
 }
 
 function buildStatements(db: BunSQLDatabase) {
@@ -318,8 +340,18 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     tenants: {
       get: (id) => guard(async () => (await statements.tenantGet.execute({ id }))[0] ?? null),
       any: () => guard(async () => (await db.select({ id: tenants.id }).from(tenants).limit(1)).length > 0),
-      rename: (id, name) =>
-        guard(async () => (await db.update(tenants).set({ name }).where(eq(tenants.id, id)).returning())[0] ?? null),
+      rename: (id, name, audit) =>
+        guard(() =>
+          db.transaction(async (tx): Promise<TenantRecord | null> => {
+            // The row lock makes `before` the row this UPDATE changes, whatever runs concurrently.
+            const [before] = await tx.select().from(tenants).where(eq(tenants.id, id)).for("no key update");
+            if (!before) return null;
+            const [after] = await tx.update(tenants).set({ name }).where(eq(tenants.id, id)).returning();
+            if (!after) throw new Error("rename: the tenant vanished under its row lock");
+            await writeAudit(tx, audit(before, after));
+            return after;
+          }),
+        ),
       countNamed: (name) =>
         guard(async () => {
           const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(tenants).where(eq(tenants.name, name));
@@ -357,19 +389,23 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
             .limit(query.limit),
         ),
 
-      insert: (record) =>
-        guard(async () => {
-          // Only the prefix is a conflict the caller can act on (mint again); a clash on id
-          // or digest is a bug and still throws.
-          const rows = await db
-            .insert(apiTokens)
-            .values(record)
-            .onConflictDoNothing({ target: apiTokens.prefix })
-            .returning({ id: apiTokens.id });
-          return rows.length > 0 ? "ok" : "prefix_taken";
-        }),
+      insert: (record, audit) =>
+        guard(() =>
+          db.transaction(async (tx) => {
+            // Only the prefix is a conflict the caller can act on (mint again); a clash on id
+            // or digest is a bug and still throws.
+            const rows = await tx
+              .insert(apiTokens)
+              .values(record)
+              .onConflictDoNothing({ target: apiTokens.prefix })
+              .returning({ id: apiTokens.id });
+            if (rows.length === 0) return "prefix_taken";
+            await writeAudit(tx, audit);
+            return "ok";
+          }),
+        ),
 
-      revoke: (tenantId, id, now) =>
+      revoke: (tenantId, id, now, audit) =>
         guard(() =>
           db.transaction(async (tx): Promise<RevokeOutcome> => {
             // Serializes revocations per tenant across every instance: the "is another owner
@@ -413,6 +449,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
               .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)))
               .returning();
             if (!record) throw new Error("revoke: the token changed under the tenant lock");
+            await writeAudit(tx, audit);
             return { kind: "revoked", record };
           }),
         ),
@@ -441,15 +478,19 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     },
 
     services: {
-      insert: (record) =>
-        guard(async () => {
-          const rows = await db
-            .insert(services)
-            .values(record)
-            .onConflictDoNothing({ target: [services.tenantId, services.serviceName] })
-            .returning({ id: services.id });
-          return rows.length > 0 ? "ok" : "name_taken";
-        }),
+      insert: (record, audit) =>
+        guard(() =>
+          db.transaction(async (tx) => {
+            const rows = await tx
+              .insert(services)
+              .values(record)
+              .onConflictDoNothing({ target: [services.tenantId, services.serviceName] })
+              .returning({ id: services.id });
+            if (rows.length === 0) return "name_taken";
+            await writeAudit(tx, audit);
+            return "ok";
+          }),
+        ),
 
       get: (tenantId, id) =>
         guard(
@@ -474,47 +515,55 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
             .limit(query.limit),
         ),
 
-      update: (tenantId, id, changes, now) =>
-        guard(
-          async () =>
-            (
-              await db
-                .update(services)
-                .set(serviceColumns(changes, now))
-                .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
-                .returning()
-            )[0] ?? null,
+      update: (tenantId, id, changes, now, audit) =>
+        guard(() =>
+          db.transaction(async (tx): Promise<ServiceRecord | null> => {
+            const where = and(eq(services.tenantId, tenantId), eq(services.id, id));
+            // The row lock makes `before` the row this UPDATE changes, whatever runs concurrently.
+            const [before] = await tx.select().from(services).where(where).for("no key update");
+            if (!before) return null;
+            const [after] = await tx.update(services).set(serviceColumns(changes, now)).where(where).returning();
+            if (!after) throw new Error("update: the service vanished under its row lock");
+            await writeAudit(tx, audit(before, after));
+            return after;
+          }),
         ),
 
-      rotateSecret: (tenantId, id, rotation) =>
-        guard(
-          async () =>
-            (
-              await db
-                .update(services)
-                .set({
-                  // The right-hand side of SET reads the row as it was before the UPDATE.
-                  previousSecretCiphertext: sql`${services.secretCiphertext}`,
-                  secretCiphertext: rotation.ciphertext,
-                  signingSecretPrefix: rotation.prefix,
-                  secretRotatedAt: rotation.rotatedAt,
-                  previousSecretExpiresAt: rotation.previousExpiresAt,
-                  updatedAt: rotation.rotatedAt,
-                })
-                .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
-                .returning()
-            )[0] ?? null,
+      rotateSecret: (tenantId, id, rotation, audit) =>
+        guard(() =>
+          db.transaction(async (tx): Promise<ServiceRecord | null> => {
+            const [row] = await tx
+              .update(services)
+              .set({
+                // The right-hand side of SET reads the row as it was before the UPDATE.
+                previousSecretCiphertext: sql`${services.secretCiphertext}`,
+                secretCiphertext: rotation.ciphertext,
+                signingSecretPrefix: rotation.prefix,
+                secretRotatedAt: rotation.rotatedAt,
+                previousSecretExpiresAt: rotation.previousExpiresAt,
+                updatedAt: rotation.rotatedAt,
+              })
+              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+              .returning();
+            if (!row) return null;
+            await writeAudit(tx, audit);
+            return row;
+          }),
         ),
 
-      // Events go with it through ON DELETE CASCADE, in the same statement's transaction.
-      delete: (tenantId, id) =>
-        guard(async () => {
-          const rows = await db
-            .delete(services)
-            .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
-            .returning({ id: services.id });
-          return rows.length > 0;
-        }),
+      // Events go with it through ON DELETE CASCADE, in the same transaction as the audit record.
+      delete: (tenantId, id, audit) =>
+        guard(() =>
+          db.transaction(async (tx) => {
+            const rows = await tx
+              .delete(services)
+              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+              .returning({ id: services.id });
+            if (rows.length === 0) return false;
+            await writeAudit(tx, audit);
+            return true;
+          }),
+        ),
     },
 
     events: {
@@ -572,11 +621,42 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
         }),
     },
 
-    createTenant: (tenant, firstToken) =>
+    audit: {
+      list: (tenantId, query) =>
+        guard(async () =>
+          (
+            await db
+              .select()
+              .from(auditEvents)
+              .where(auditConditions(tenantId, query))
+              .orderBy(desc(auditEvents.id))
+              .limit(query.limit)
+          ).map(fromAuditRow),
+        ),
+
+      // Oldest first, a bounded batch per statement: each call holds its row locks briefly.
+      deleteOlderThan: (cutoff, batchSize) =>
+        guard(async () => {
+          const oldest = db
+            .select({ id: auditEvents.id })
+            .from(auditEvents)
+            .where(lt(auditEvents.occurredAt, cutoff))
+            .orderBy(auditEvents.occurredAt)
+            .limit(batchSize);
+          const rows = await db
+            .delete(auditEvents)
+            .where(inArray(auditEvents.id, oldest))
+            .returning({ id: auditEvents.id });
+          return rows.length;
+        }),
+    },
+
+    createTenant: (tenant, firstToken, audit) =>
       guard(() =>
         db.transaction(async (tx) => {
           await tx.insert(tenants).values(tenant);
           await tx.insert(apiTokens).values(firstToken);
+          for (const record of audit) await writeAudit(tx, record);
         }),
       ),
 
@@ -587,7 +667,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
         }),
     },
 
-    redeemSetupCode: (digest, now, tenant, firstToken) =>
+    redeemSetupCode: (digest, now, tenant, firstToken, audit) =>
       guard(() =>
         db.transaction(async (tx) => {
           // A conditional UPDATE claims the code: a concurrent redemption waits on the row lock,
@@ -600,6 +680,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
           if (claimed.length === 0) return false;
           await tx.insert(tenants).values(tenant);
           await tx.insert(apiTokens).values(firstToken);
+          for (const record of audit) await writeAudit(tx, record);
           return true;
         }),
       ),

@@ -6,6 +6,7 @@
 
 import { sql } from "drizzle-orm";
 import { check, customType, index, integer, sqliteTable, text, unique } from "drizzle-orm/sqlite-core";
+import { AUDIT_ACTIONS, type AuditChanges } from "../../domain/audit.ts";
 import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
 
 const millis = (name: string) => integer(name, { mode: "number" });
@@ -139,3 +140,33 @@ export const feedHead = sqliteTable("feed_head", {
   id: integer("id").primaryKey(),
   head: integer("head", { mode: "number" }).notNull(),
 });
+
+/**
+ * The audit log (docs/api.md, "Audit log"): written only in the transaction of the change it
+ * records. Actor and target are flat columns so the list filters are plain indexed equality.
+ */
+export const auditEvents = sqliteTable(
+  "audit_events",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    occurredAt: millis("occurred_at").notNull(),
+    action: text("action", { enum: AUDIT_ACTIONS }).notNull(),
+    actorType: text("actor_type", { enum: ["api_token", "setup_link", "operator"] }).notNull(),
+    actorId: text("actor_id"),
+    targetType: text("target_type", { enum: ["tenant", "api_token", "service"] }).notNull(),
+    targetId: text("target_id").notNull(),
+    requestId: text("request_id"),
+    changes: text("changes", { mode: "json" }).$type<AuditChanges>(),
+  },
+  (t) => [
+    index("audit_events_tenant_id_idx").on(t.tenantId, t.id),
+    index("audit_events_tenant_action_idx").on(t.tenantId, t.action, t.id),
+    index("audit_events_tenant_target_idx").on(t.tenantId, t.targetId, t.id),
+    // Retention deletes by age, oldest first.
+    index("audit_events_occurred_at_idx").on(t.occurredAt),
+    check("audit_events_action_check", sql`${t.action} in (${sql.raw(inList(AUDIT_ACTIONS))})`),
+  ],
+);

@@ -7,11 +7,13 @@
  * waits (busy_timeout) instead of failing on a lock upgrade.
  */
 import type { Database } from "bun:sqlite";
-import { and, asc, desc, eq, gt, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, type Column, desc, eq, gt, inArray, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { ownerToKeep } from "../../domain/access.ts";
+import type { AuditRecord } from "../../domain/audit.ts";
 import { idFloor } from "../../domain/ids.ts";
 import type {
+  AuditQuery,
   InsertEventResult,
   NewEvent,
   PageQuery,
@@ -21,13 +23,14 @@ import type {
   Store,
 } from "../../domain/ports/store.ts";
 import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
+import { fromAuditRow, toAuditRow } from "../audit-rows.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createEventInsert, type InsertEvents } from "./event-insert.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
-import { apiTokens, events, services, setupCodes, tenants } from "./schema.ts";
+import { apiTokens, auditEvents, events, feedHead, services, setupCodes, tenants } from "./schema.ts";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for a private in-process database. */
@@ -102,6 +105,28 @@ function page<Row, P extends object>(
   return query.before === undefined
     ? first.all({ ...params, limit: query.limit })
     : after.all({ ...params, limit: query.limit, before: query.before });
+}
+
+type Transaction = Parameters<Parameters<BunSQLiteDatabase["transaction"]>[0]>[0];
+
+/** Inside the change's own transaction: a throw here rolls the change back with it. */
+function writeAudit(tx: Transaction, record: AuditRecord | null): void {
+  if (record) tx.insert(auditEvents).values(toAuditRow(record)).run();
+}
+
+function pageConditions(idColumn: Column, query: PageQuery): SQL | undefined {
+  return query.before === undefined ? undefined : lt(idColumn, query.before);
+}
+
+function auditConditions(tenantId: string, query: AuditQuery): SQL | undefined {
+  return and(
+    eq(auditEvents.tenantId, tenantId),
+    query.action === undefined ? undefined : eq(auditEvents.action, query.action),
+    query.target === undefined
+      ? undefined
+      : and(eq(auditEvents.targetId, query.target.id), eq(auditEvents.targetType, query.target.type)),
+    pageConditions(auditEvents.id, query),
+  );
 }
 
 function buildStatements(db: BunSQLiteDatabase) {
@@ -196,10 +221,19 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     tenants: {
       get: (id) => run((): TenantRecord | null => stmt().tenantGet.get({ id }) ?? null),
       any: () => run(() => db.select({ id: tenants.id }).from(tenants).limit(1).all().length > 0),
-      rename: (id, name) =>
-        run(
-          (): TenantRecord | null =>
-            db.update(tenants).set({ name }).where(eq(tenants.id, id)).returning().get() ?? null,
+      rename: (id, name, audit) =>
+        run(() =>
+          db.transaction(
+            (tx): TenantRecord | null => {
+              const before = tx.select().from(tenants).where(eq(tenants.id, id)).get();
+              if (!before) return null;
+              const after = tx.update(tenants).set({ name }).where(eq(tenants.id, id)).returning().get();
+              if (!after) throw new Error("rename: the tenant vanished inside its own transaction");
+              writeAudit(tx, audit(before, after));
+              return after;
+            },
+            { behavior: "immediate" },
+          ),
         ),
       countNamed: (name) =>
         run(
@@ -221,20 +255,27 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
             : page(st.tokensFirst, st.tokensAfter, { tenantId }, query);
         }),
 
-      insert: (record) =>
-        run(() => {
-          // Only the prefix is a conflict the caller can act on (mint again); a clash on id
-          // or digest is a bug and still throws.
-          const row = db
-            .insert(apiTokens)
-            .values(record)
-            .onConflictDoNothing({ target: apiTokens.prefix })
-            .returning({ id: apiTokens.id })
-            .get();
-          return row ? "ok" : "prefix_taken";
-        }),
+      insert: (record, audit) =>
+        run(() =>
+          db.transaction(
+            (tx) => {
+              // Only the prefix is a conflict the caller can act on (mint again); a clash on id
+              // or digest is a bug and still throws.
+              const row = tx
+                .insert(apiTokens)
+                .values(record)
+                .onConflictDoNothing({ target: apiTokens.prefix })
+                .returning({ id: apiTokens.id })
+                .get();
+              if (!row) return "prefix_taken";
+              writeAudit(tx, audit);
+              return "ok";
+            },
+            { behavior: "immediate" },
+          ),
+        ),
 
-      revoke: (tenantId, id, now) =>
+      revoke: (tenantId, id, now, audit) =>
         run(() =>
           db.transaction(
             (tx): RevokeOutcome => {
@@ -269,6 +310,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
                 .returning()
                 .get();
               if (!record) throw new Error("revoke: the token changed inside its own transaction");
+              writeAudit(tx, audit);
               return { kind: "revoked", record };
             },
             // IMMEDIATE takes the write lock before the check, so check-then-update is atomic
@@ -292,16 +334,23 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     services: {
-      insert: (record) =>
-        run(() => {
-          const row = db
-            .insert(services)
-            .values(record)
-            .onConflictDoNothing({ target: [services.tenantId, services.serviceName] })
-            .returning({ id: services.id })
-            .get();
-          return row ? "ok" : "name_taken";
-        }),
+      insert: (record, audit) =>
+        run(() =>
+          db.transaction(
+            (tx) => {
+              const row = tx
+                .insert(services)
+                .values(record)
+                .onConflictDoNothing({ target: [services.tenantId, services.serviceName] })
+                .returning({ id: services.id })
+                .get();
+              if (!row) return "name_taken";
+              writeAudit(tx, audit);
+              return "ok";
+            },
+            { behavior: "immediate" },
+          ),
+        ),
 
       get: (tenantId, id) => run((): ServiceRecord | null => stmt().serviceGet.get({ tenantId, id }) ?? null),
 
@@ -310,45 +359,64 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       list: (tenantId, query) =>
         run((): ServiceRecord[] => page(stmt().servicesFirst, stmt().servicesAfter, { tenantId }, query)),
 
-      update: (tenantId, id, changes, now) =>
-        run(
-          (): ServiceRecord | null =>
-            db
-              .update(services)
-              .set(serviceColumns(changes, now))
-              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
-              .returning()
-              .get() ?? null,
+      update: (tenantId, id, changes, now, audit) =>
+        run(() =>
+          db.transaction(
+            (tx): ServiceRecord | null => {
+              const where = and(eq(services.tenantId, tenantId), eq(services.id, id));
+              const before = tx.select().from(services).where(where).get();
+              if (!before) return null;
+              const after = tx.update(services).set(serviceColumns(changes, now)).where(where).returning().get();
+              if (!after) throw new Error("update: the service vanished inside its own transaction");
+              writeAudit(tx, audit(before, after));
+              return after;
+            },
+            { behavior: "immediate" },
+          ),
         ),
 
-      rotateSecret: (tenantId, id, rotation: SecretRotation) =>
-        run(
-          (): ServiceRecord | null =>
-            db
-              .update(services)
-              .set({
-                // The right-hand side of SET reads the row as it was before the UPDATE.
-                previousSecretCiphertext: sql`${services.secretCiphertext}`,
-                secretCiphertext: rotation.ciphertext,
-                signingSecretPrefix: rotation.prefix,
-                secretRotatedAt: rotation.rotatedAt,
-                previousSecretExpiresAt: rotation.previousExpiresAt,
-                updatedAt: rotation.rotatedAt,
-              })
-              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
-              .returning()
-              .get() ?? null,
+      rotateSecret: (tenantId, id, rotation: SecretRotation, audit) =>
+        run(() =>
+          db.transaction(
+            (tx): ServiceRecord | null => {
+              const row = tx
+                .update(services)
+                .set({
+                  // The right-hand side of SET reads the row as it was before the UPDATE.
+                  previousSecretCiphertext: sql`${services.secretCiphertext}`,
+                  secretCiphertext: rotation.ciphertext,
+                  signingSecretPrefix: rotation.prefix,
+                  secretRotatedAt: rotation.rotatedAt,
+                  previousSecretExpiresAt: rotation.previousExpiresAt,
+                  updatedAt: rotation.rotatedAt,
+                })
+                .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+                .returning()
+                .get();
+              if (!row) return null;
+              writeAudit(tx, audit);
+              return row;
+            },
+            { behavior: "immediate" },
+          ),
         ),
 
       // Events go with it through ON DELETE CASCADE (foreign_keys is ON for this connection).
-      delete: (tenantId, id) =>
-        run(
-          () =>
-            db
-              .delete(services)
-              .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
-              .returning({ id: services.id })
-              .get() !== undefined,
+      delete: (tenantId, id, audit) =>
+        run(() =>
+          db.transaction(
+            (tx) => {
+              const row = tx
+                .delete(services)
+                .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
+                .returning({ id: services.id })
+                .get();
+              if (!row) return false;
+              writeAudit(tx, audit);
+              return true;
+            },
+            { behavior: "immediate" },
+          ),
         ),
     },
 
@@ -418,12 +486,40 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         ),
     },
 
-    createTenant: (tenant, firstToken) =>
+    audit: {
+      list: (tenantId, query) =>
+        run((): AuditRecord[] =>
+          db
+            .select()
+            .from(auditEvents)
+            .where(auditConditions(tenantId, query))
+            .orderBy(desc(auditEvents.id))
+            .limit(query.limit)
+            .all()
+            .map(fromAuditRow),
+        ),
+
+      // Oldest first, a bounded batch per statement: each call holds the write lock briefly.
+      deleteOlderThan: (cutoff, batchSize) =>
+        run(() => {
+          const oldest = db
+            .select({ id: auditEvents.id })
+            .from(auditEvents)
+            .where(lt(auditEvents.occurredAt, cutoff))
+            .orderBy(auditEvents.occurredAt)
+            .limit(batchSize);
+          return db.delete(auditEvents).where(inArray(auditEvents.id, oldest)).returning({ id: auditEvents.id }).all()
+            .length;
+        }),
+    },
+
+    createTenant: (tenant, firstToken, audit) =>
       run(() =>
         db.transaction(
           (tx) => {
             tx.insert(tenants).values(tenant).run();
             tx.insert(apiTokens).values(firstToken).run();
+            for (const record of audit) writeAudit(tx, record);
           },
           { behavior: "immediate" },
         ),
@@ -436,7 +532,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         }),
     },
 
-    redeemSetupCode: (digest, now, tenant, firstToken) =>
+    redeemSetupCode: (digest, now, tenant, firstToken, audit) =>
       run(() =>
         db.transaction(
           (tx) => {
@@ -450,6 +546,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
             if (claimed.length === 0) return false;
             tx.insert(tenants).values(tenant).run();
             tx.insert(apiTokens).values(firstToken).run();
+            for (const record of audit) writeAudit(tx, record);
             return true;
           },
           { behavior: "immediate" },
