@@ -331,6 +331,11 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
   { name: "INTAKE_INGEST_COMMIT", fallback: "group", meaning: "group or per_request" },
   { name: "INTAKE_API_DOCS", fallback: "true", meaning: "serve GET /openapi.json and GET /docs" },
   { name: "INTAKE_CONSOLE", fallback: "true", meaning: "serve the web console at /console (GET / redirects there)" },
+  {
+    name: "INTAKE_AUDIT_RETENTION_DAYS",
+    fallback: "365",
+    meaning: "1..3650: audit events older than this are deleted in the background",
+  },
   { name: "INTAKE_BUILD", fallback: "unset", meaning: "appended to the health version as +<build>" },
   { name: "INTAKE_METRICS", fallback: "true", meaning: "serve GET /metrics (Prometheus text format)" },
   { name: "INTAKE_ACCESS_LOG", fallback: "false", meaning: "one JSON log line per request" },
