@@ -322,6 +322,16 @@ describe("GET /v1/audit_events", () => {
     }
   });
 
+  test("INTAKE_AUDIT_RETENTION_DAYS: the retention sweep deletes audit events older than the horizon, keeps the rest", async () => {
+    world = await createWorld({ env: { INTAKE_AUDIT_RETENTION_DAYS: "2" } });
+    world.clock.advance(3 * 86_400_000);
+    const svc = await world.createService("recent");
+    // The background sweep may have run already; a sweep now leaves the same state.
+    await world.app.domain.retention.sweep();
+    const kept = await allEvents(world);
+    expect(kept.map((e) => [e.action, e.target.id])).toEqual([["service.create", svc.id]]);
+  });
+
   test("no audit event holds a token, signing secret, digest, ciphertext or payload, after every action", async () => {
     world = await createWorld();
     const needles: string[] = [world.ownerToken];
