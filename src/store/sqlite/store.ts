@@ -30,7 +30,7 @@ import { withoutValues } from "../query-errors.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createEventInsert, type InsertEvents } from "./event-insert.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
-import { apiTokens, auditEvents, events, feedHead, services, setupCodes, tenants } from "./schema.ts";
+import { apiTokens, auditEvents, events, services, setupCodes, tenants } from "./schema.ts";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for a private in-process database. */
