@@ -7,6 +7,7 @@ import { type Client, Code, ConnectError, createClient, type Interceptor } from 
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { ErrorDetailSchema } from "../../gen/intake/v1/errors_pb.ts";
+import { EventFeedService } from "../../gen/intake/v1/feed_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { SetupService } from "../../gen/intake/v1/setup_pb.ts";
@@ -32,16 +33,39 @@ export function failureOf(error: unknown): ApiFailure {
   return { code: "network_error", message: "The server could not be reached.", requestId: null };
 }
 
-/** Sends the signed-in token; a 401 on any call signs the console out, saying why. */
+/**
+ * Signs the console out when a call made with the signed-in token is refused with 401, saying
+ * why — unless the tab has moved on to another token (or signed out) since the call began.
+ */
+function signOutOn401(token: string | null, error: unknown): void {
+  if (token && session.token() === token && error instanceof ConnectError && error.code === Code.Unauthenticated) {
+    session.signOut(`Signed out: ${error.rawMessage}`);
+  }
+}
+
+/** A server stream's messages, with a failure that ends it passed through `signOutOn401` first. */
+async function* watched<T>(token: string | null, messages: AsyncIterable<T>): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } catch (error) {
+    signOutOn401(token, error);
+    throw error;
+  }
+}
+
+/**
+ * Sends the signed-in token; a 401 on any call signs the console out, saying why. A streaming
+ * call (StreamFeed) fails after its response began — its end carries the error — so its
+ * messages are watched too: a stream ended by the token's revocation signs out like any call.
+ */
 const bearer: Interceptor = (next) => async (req) => {
   const token = session.token();
   if (token) req.header.set("authorization", `Bearer ${token}`);
   try {
-    return await next(req);
+    const res = await next(req);
+    return res.stream ? { ...res, message: watched(token, res.message) } : res;
   } catch (error) {
-    if (token && error instanceof ConnectError && error.code === Code.Unauthenticated) {
-      session.signOut(`Signed out: ${error.rawMessage}`);
-    }
+    signOutOn401(token, error);
     throw error;
   }
 };
@@ -53,6 +77,7 @@ export interface Api {
   services: Client<typeof ServiceRegistryService>;
   tenant: Client<typeof TenantService>;
   ingest: Client<typeof IngestService>;
+  feed: Client<typeof EventFeedService>;
   setup: Client<typeof SetupService>;
 }
 
@@ -61,5 +86,6 @@ export const api: Api = {
   services: createClient(ServiceRegistryService, transport),
   tenant: createClient(TenantService, transport),
   ingest: createClient(IngestService, transport),
+  feed: createClient(EventFeedService, transport),
   setup: createClient(SetupService, transport),
 };

@@ -8,7 +8,7 @@ import { SetupPage } from "./pages/setup.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
 import { TokensPage } from "./pages/tokens.tsx";
 import { navigate, usePath } from "./router.ts";
-import { session } from "./session.ts";
+import { session, useSessionToken } from "./session.ts";
 
 const NAV = [
   { path: "/", label: "Overview" },
@@ -17,15 +17,9 @@ const NAV = [
   { path: "/settings", label: "Settings" },
 ] as const;
 
-function useToken(): string | null {
-  const [token, setToken] = useState(session.token());
-  useEffect(() => session.subscribe(() => setToken(session.token())), []);
-  return token;
-}
-
 function App() {
   const path = usePath();
-  const token = useToken();
+  const token = useSessionToken();
   const [generation, setGeneration] = useState(0);
   const identity = useIdentity(token, generation);
 

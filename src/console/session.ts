@@ -3,6 +3,8 @@
  * other sites to ride on), never localStorage (gone when the tab closes). Signing out, closing
  * the tab and any 401 forget it.
  */
+import { useEffect, useState } from "preact/hooks";
+
 const KEY = "intake.token";
 
 type Listener = () => void;
@@ -37,3 +39,10 @@ export const session = {
     return () => listeners.delete(listener);
   },
 };
+
+/** The signed-in token, re-rendering on sign-in and sign-out. */
+export function useSessionToken(): string | null {
+  const [token, setToken] = useState(session.token());
+  useEffect(() => session.subscribe(() => setToken(session.token())), []);
+  return token;
+}

@@ -156,9 +156,25 @@ describe.if(present)("the console's first-run journey", () => {
     const secret = (await page.getByLabel("Signing secret of billing").textContent())?.trim() ?? "";
     expect(secret).toMatch(/^whsec_[0-9A-Za-z]{43}$/);
     await check(owner, "services");
+    const href = (await page.getByRole("link", { name: "billing" }).getAttribute("href")) ?? "";
+    const serviceId = /\/services\/(svc_[0-9a-f]{32})$/.exec(href)?.[1] as string;
+    expect(serviceId).toBeDefined();
+
+    // The overview's latest events: a signed event arrives live, named by its service.
+    await page.getByRole("link", { name: "Overview" }).click();
+    await page
+      .getByRole("status")
+      .getByText(/^Live:/)
+      .waitFor();
+    const latest = page.getByRole("list").filter({ hasText: '"type": "invoice.created"' });
+    expect((await signedPost(serviceId, secret, '{"type":"invoice.created","amount":4200}')).status).toBe(202);
+    await latest.getByRole("link", { name: "billing" }).waitFor({ timeout: 10_000 });
+    await check(owner, "overview-live");
+
+    await page.getByRole("link", { name: "Services" }).click();
     await page.getByRole("link", { name: "billing" }).click();
     await page.getByRole("heading", { name: "billing" }).waitFor();
-    const serviceId = /\/services\/(svc_[0-9a-f]{32})$/.exec(page.url())?.[1] as string;
+    expect(page.url()).toEndWith(`/services/${serviceId}`);
 
     // A signed event appears in the live tail without a reload.
     expect((await signedPost(serviceId, secret, '{"type":"invoice.paid","amount":4200}')).status).toBe(202);
@@ -201,6 +217,12 @@ describe.if(present)("the console's first-run journey", () => {
     await viewer.page.getByLabel("API token").fill(readOnly);
     await viewer.page.getByRole("button", { name: "Sign in" }).click();
     await viewer.page.getByRole("heading", { name: "Globex" }).waitFor();
+    // The overview opens with the newest events already there (its first fill), newest first.
+    await viewer.page.getByText('"type": "invoice.paid"').waitFor();
+    const order = await viewer.page.locator("ol.events pre").allTextContents();
+    expect(order.findIndex((t) => t.includes("invoice.paid"))).toBeLessThan(
+      order.findIndex((t) => t.includes("invoice.created")),
+    );
     await viewer.page.getByRole("link", { name: "Services" }).click();
     const create = viewer.page.getByRole("button", { name: "Create service" });
     await create.waitFor();
@@ -210,8 +232,8 @@ describe.if(present)("the console's first-run journey", () => {
     expect(await viewer.page.getByRole("button", { name: "Resume ingestion" }).isDisabled()).toBe(true);
     await check(viewer, "read-only");
 
-    // Revoked from the owner's tab: the other tab (its live tail calls every second) is signed
-    // out on its next call, saying why.
+    // Revoked from the owner's tab: the other tab, which makes no call of its own now, is signed
+    // out when the server ends its live tail's stream with 401, saying why.
     await page.getByRole("button", { name: "Revoke dashboard" }).click();
     await page.getByText("revoked").first().waitFor();
     await viewer.page.getByRole("heading", { name: "Sign in to Intake" }).waitFor({ timeout: 10_000 });

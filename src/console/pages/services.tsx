@@ -2,8 +2,9 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import type { Service } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { Action, ErrorNotice, ShownOnce, Time } from "../components.tsx";
+import { Action, ErrorNotice, EventList, LiveStatus, mergeNewest, ShownOnce, Time } from "../components.tsx";
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
+import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
 
 /** Runs an API call for a button: busy while it runs, its failure shown, never thrown. */
@@ -126,19 +127,9 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
   );
 }
 
-const utf8 = new TextDecoder();
-
-function pretty(payload: Uint8Array): string {
-  const text = utf8.decode(payload);
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    return text;
-  }
-}
-
-/** How often the live tail asks for what arrived since its newest event. */
-const TAIL_INTERVAL_MS = 1_000;
+/** The newest page the service page opens with; the live tail keeps at most TAIL_MAX. */
+const FIRST_PAGE = 50;
+const TAIL_MAX = 200;
 
 export function ServicePage({ id, identity }: { id: string; identity: Identity | null }) {
   const [service, setService] = useState<Service | null>(null);
@@ -155,29 +146,16 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
     });
   }, [id, load.run]);
 
-  // The live tail: the newest page, merged in by id, while the page is open.
-  useEffect(() => {
-    let stopped = false;
-    const tick = async () => {
-      try {
-        const res = await api.ingest.listEvents({ serviceId: id, limit: 50 });
-        if (stopped) return;
-        setEvents((old) => {
-          const seen = new Set(old.map((e) => e.id));
-          const fresh = res.data.filter((e) => !seen.has(e.id));
-          return fresh.length === 0 ? old : [...fresh, ...old].slice(0, 200);
-        });
-      } catch {
-        // A failed poll is retried on the next tick; a 401 has already signed the console out.
-      }
-    };
-    void tick();
-    const timer = setInterval(() => void tick(), TAIL_INTERVAL_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [id]);
+  // The live tail (docs/console.md): the newest page from ListEvents, then StreamFeed for this
+  // service from the position the page was read at.
+  const live = useLiveFeed(
+    id,
+    async (signal) => {
+      const res = await api.ingest.listEvents({ serviceId: id, limit: FIRST_PAGE }, { signal });
+      setEvents((old) => mergeNewest(old, res.data, TAIL_MAX));
+    },
+    (event) => setEvents((old) => mergeNewest(old, [event], TAIL_MAX)),
+  );
 
   if (!service) {
     return (
@@ -256,24 +234,10 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
       )}
 
       <h2>Events</h2>
-      <p class="meta">Newest first; new events appear here as they arrive.</p>
+      <p class="meta">Newest first.</p>
+      <LiveStatus state={live} />
       {events.length === 0 && <p>No events yet.</p>}
-      <ol class="events" aria-live="polite">
-        {events.map((e) => (
-          <li key={e.id}>
-            <p class="meta">
-              <code>{e.id}</code> · <Time at={e.receivedAt} />
-              {e.idempotencyKey && (
-                <>
-                  {" · key "}
-                  <code>{e.idempotencyKey}</code>
-                </>
-              )}
-            </p>
-            <pre>{pretty(e.payload)}</pre>
-          </li>
-        ))}
-      </ol>
+      <EventList events={events} />
 
       <h2>Delete</h2>
       <form
