@@ -1,3 +1,4 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import type { Service } from "../../../gen/intake/v1/services_pb.ts";
@@ -35,8 +36,13 @@ async function newestOfTenant(services: Service[], signal: AbortSignal): Promise
   const queue = [...services];
   const worker = async () => {
     for (let service = queue.shift(); service; service = queue.shift()) {
-      const res = await api.ingest.listEvents({ serviceId: service.id, limit: LATEST }, { signal });
-      merged = mergeNewest(merged, res.data, LATEST);
+      try {
+        const res = await api.ingest.listEvents({ serviceId: service.id, limit: LATEST }, { signal });
+        merged = mergeNewest(merged, res.data, LATEST);
+      } catch (error) {
+        // Deleted since the list was read: it has no events left to show.
+        if (!(error instanceof ConnectError && error.code === Code.NotFound)) throw error;
+      }
     }
   };
   await Promise.all(Array.from({ length: FILL_CONCURRENCY }, worker));
