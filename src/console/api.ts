@@ -6,6 +6,7 @@
 import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
+import { AuditService } from "../../gen/intake/v1/audit_pb.ts";
 import { ErrorDetailSchema } from "../../gen/intake/v1/errors_pb.ts";
 import { EventFeedService } from "../../gen/intake/v1/feed_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
@@ -79,6 +80,7 @@ export interface Api {
   ingest: Client<typeof IngestService>;
   feed: Client<typeof EventFeedService>;
   setup: Client<typeof SetupService>;
+  audit: Client<typeof AuditService>;
 }
 
 export const api: Api = {
@@ -88,4 +90,5 @@ export const api: Api = {
   ingest: createClient(IngestService, transport),
   feed: createClient(EventFeedService, transport),
   setup: createClient(SetupService, transport),
+  audit: createClient(AuditService, transport),
 };

@@ -77,3 +77,11 @@ export function mayHandleRole(identity: Identity | null, role: string): boolean 
   if (!identity?.self || identity.tenant.permissionMode === "flat") return true;
   return (ROLE_RANK[role] ?? 0) <= (ROLE_RANK[identity.self.role] ?? 0);
 }
+
+/** Why this token may not read the audit log (a member token of a role_based tenant), or null. */
+export function cannotReadAudit(identity: Identity | null): string | null {
+  if (identity?.tenant.permissionMode === "role_based" && identity.self?.role === "member") {
+    return "Only an owner or admin token can read the audit log; this token is member.";
+  }
+  return null;
+}

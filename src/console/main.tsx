@@ -1,6 +1,7 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { useIdentity } from "./identity.ts";
+import { AuditPage } from "./pages/audit.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { ServicePage, ServicesPage } from "./pages/services.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
@@ -15,6 +16,7 @@ const NAV = [
   { path: "/services", label: "Services" },
   { path: "/tokens", label: "API tokens" },
   { path: "/settings", label: "Settings" },
+  { path: "/audit", label: "Audit log" },
 ] as const;
 
 function App() {
@@ -37,6 +39,7 @@ function App() {
   if (path === "/services") page = <ServicesPage identity={identity} />;
   else if (service) page = <ServicePage key={service} id={service} identity={identity} />;
   else if (path === "/tokens") page = <TokensPage identity={identity} />;
+  else if (path === "/audit") page = <AuditPage identity={identity} />;
   else if (path === "/settings")
     page = <SettingsPage identity={identity} onChanged={() => setGeneration((g) => g + 1)} />;
 

@@ -261,6 +261,16 @@ describe.if(present)("the console's first-run journey", () => {
     expect(await viewer.page.evaluate(() => sessionStorage.length)).toBe(0);
     await check(viewer, "signed-out");
 
+    // The owner's audit log names every change of the journey, the pause with what it changed.
+    await page.getByRole("link", { name: "Audit log" }).click();
+    const actionCells = page.locator("td code.action");
+    await actionCells.filter({ hasText: "api_token.revoke" }).first().waitFor();
+    for (const action of ["tenant.create", "service.create", "service.update", "service.secret_rotate"]) {
+      expect(await actionCells.filter({ hasText: action }).count()).toBeGreaterThan(0);
+    }
+    await page.getByText("is_monitored").first().waitFor();
+    await check(owner, "audit");
+
     await context.close();
   }, 120_000);
 });
