@@ -4,7 +4,7 @@
  * before it can verify a signature) and answers a small JSON object. Any path.
  *
  * `GET /floor/...` is a second reference, for scenario 2: the least work any server must do to
- * answer an authenticated GET the way the SPEC requires, hand-written with nothing else: read
+ * answer an authenticated GET the way the contract requires, hand-written with nothing else: read
  * the Authorization header, HMAC the bearer token with a pepper (tokens are stored only as
  * digests), look the digest up in a Map, answer a prebuilt tenant body with a fresh
  * X-Request-Id. No routing, validation, access rules or serialization.

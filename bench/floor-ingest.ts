@@ -1,6 +1,6 @@
 /**
  * The floor for scenarios 3 and 4: the least work any server must do to answer a signed ingest
- * the way the SPEC requires, on a bare `Bun.serve`: read the body, verify its Stripe v1
+ * the way the contract requires, on a bare `Bun.serve`: read the body, verify its Stripe v1
  * signature, check that it is a UTF-8 JSON object, and answer 202 only once it is committed,
  * in groups. Each step is Intake's own function for it (the domain's `verifySignature` and
  * `checkPayload`, the group committer, the store adapter — SQLite: the writer worker, FULL

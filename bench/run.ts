@@ -6,7 +6,7 @@
  * warms each target, then drives them with wrk using the same settings, interleaving the
  * targets of a scenario (A B A B ...) so that noise from the shared machine falls on all of
  * them alike. Hand-written floors (bench/baseline.ts for scenario 2, bench/floor-ingest.ts for
- * 3 and 4, bench/floor-auth.ts for 5's cold cache) do only what the SPEC requires and run
+ * 3 and 4, bench/floor-auth.ts for 5's cold cache) do only what the contract requires and run
  * interleaved too, so that a goal out of any implementation's reach on the machine at hand
  * shows as such in the same run.
  * Medians of the rounds and their ratios go to the table, printed and written to
@@ -379,7 +379,7 @@ async function main(): Promise<void> {
             script: "get.lua",
             headers: headers(boot.token),
           }),
-          // The least work the SPEC requires, hand-written (bench/baseline.ts): for the record.
+          // The least work the contract requires, hand-written (bench/baseline.ts): for the record.
           wrkTarget("floor: bare GET + bearer HMAC + lookup + X-Request-Id", {
             url: `${baseline.url}/floor/v1/tenant`,
             connections: 32,
@@ -588,7 +588,7 @@ async function main(): Promise<void> {
       await probeIngest(`${g.intake.url}${g.path}`, g.svc.secret);
       await probeIngest(`${o.intake.url}${o.path}`, o.svc.secret);
       await probeIngest(`${l.intake.url}${l.path}`, l.svc.secret);
-      // The least work the SPEC requires, hand-written on the group-commit Intake's database.
+      // The least work the contract requires, hand-written on the group-commit Intake's database.
       floor = await startIngestFloor(sqlitePath(groupSpec), g.svc);
 
       const [base, floorSeries, grp, perReq, grpOff, grpLimited] = await interleave(3, [
@@ -712,7 +712,7 @@ async function main(): Promise<void> {
         const file = join(workDir, "ingest-postgres.pool");
         writePool(file, `/v1/ingest/${svc.id}`, svc.secret, settings.poolSize);
         await probeIngest(`${intake.url}/v1/ingest/${svc.id}`, svc.secret);
-        // The least work the SPEC requires, hand-written on the same database.
+        // The least work the contract requires, hand-written on the same database.
         floor = await startIngestFloor(db.url, svc);
         const [floorSeries, pg] = (await interleave(4, [
           wrkTarget(INGEST_FLOOR_LABEL, {

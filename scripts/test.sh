@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `bun run test`: every test file on the default stack (in-memory SQLite, memory cache), then
 # the end-to-end suites (the ones built on test/support/harness.ts's createWorld) once more
-# on PostgreSQL + Redis, because SPEC §9 promises every rule holds there too.
+# on PostgreSQL + Redis, because README.md promises every rule holds there too.
 #
 # The second pass runs when both servers answer; otherwise it is skipped with one SKIP line,
 # unless INTAKE_REQUIRE_SERVICES=1 (CI), where their absence is a failure.

@@ -296,7 +296,7 @@ export async function createApp(options: AppOptions) {
     fetch: observedGateway(gateway, requests),
     /** Bun.serve `routes` served without the gateway's dispatch (the health probe). */
     nativeRoutes: nativeHealthRoutes(await healthBody(impls), requests),
-    /** Bun.serve `error`: whatever escapes the handlers is a 500 in the SPEC's shape. */
+    /** Bun.serve `error`: whatever escapes the handlers is a 500 in the contract's shape. */
     onEscapedError: escapedErrorHandler(logger),
     listenGrpc: listenGrpcOn,
     /** Server drain: live feed streams send what is committed, then end (serve.ts calls it first). */

@@ -1,5 +1,5 @@
 /**
- * Configuration from the environment (SPEC §9). `parseConfig` is pure and reports every bad
+ * Configuration from the environment (README.md). `parseConfig` is pure and reports every bad
  * variable as one line naming it; `loadKeyMaterial` then fills in the pepper and secrets key
  * (generated into the data dir for a SQLite file, required for PostgreSQL).
  */

@@ -1,5 +1,5 @@
 /**
- * Secrets, tokens, setup codes, peppers and payloads never appear in logs (SPEC §9): a whole
+ * Secrets, tokens, setup codes, peppers and payloads never appear in logs (README.md): a whole
  * session of calls — successes, failures with bad credentials, ingests good and bad, setup codes
  * redeemed and refused, and internal errors —
  * is run against a world whose pepper and secrets key are known, with the access log on and the

@@ -2,7 +2,7 @@
  * Pre-signed ingest requests for wrk (its LuaJIT has no HMAC). Each line of the pool file is
  * `<path>\t<X-Service-Signature>\t<body>`; bench/wrk/pool.lua cycles through them.
  *
- * Signature (SPEC §4): `t=<unix>,v1=<hex HMAC-SHA256 keyed by the whsec_ string of "<t>.<body>">`.
+ * Signature (docs/ingest.md): `t=<unix>,v1=<hex HMAC-SHA256 keyed by the whsec_ string of "<t>.<body>">`.
  * All are stamped at generation time, so the Intake under test runs with
  * INTAKE_SIGNATURE_TOLERANCE_SECONDS raised (see run.ts) to keep them valid for the whole run.
  */

@@ -1,5 +1,5 @@
 /**
- * Token and signing-secret formats (SPEC §2, §3).
+ * Token and signing-secret formats (docs/api.md).
  *
  * A token is `service_live_` + 37 random base62 chars + the CRC32 (IEEE, as zlib's) of those
  * 37 chars in base62, left-padded to 6: GitHub's token checksum. A mistyped or made-up token

@@ -1,4 +1,4 @@
-/** Every error code of the contract (SPEC §1). The rpc layer maps each to a Connect code and an HTTP status in one table. */
+/** Every error code of the contract (docs/api.md). The rpc layer maps each to a Connect code and an HTTP status in one table. */
 export type ErrorCode =
   | "invalid_request"
   | "permission_mode_immutable"

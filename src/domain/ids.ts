@@ -56,7 +56,7 @@ export function parseId(kind: IdKind, id: string): string | null {
   return HEX.test(raw) ? raw : null;
 }
 
-/** Tenant ids are raw UUIDs with dashes (SPEC §1). */
+/** Tenant ids are raw UUIDs with dashes (docs/api.md). */
 export function newTenantId(): string {
   return crypto.randomUUID();
 }

@@ -1,5 +1,5 @@
 /**
- * Ingest (SPEC §4): signed events from senders, durably stored, and listed back verbatim.
+ * Ingest (docs/ingest.md): signed events from senders, durably stored, and listed back verbatim.
  *
  * Check order: 413 (size) → 401 invalid_signature → 429 rate_limited → 409 ingestion_paused →
  * 400 invalid_request. The rate limit is taken only once the signature verifies, so an unsigned
@@ -179,8 +179,8 @@ export function createIngest(deps: IngestDeps) {
   }
 
   /**
-   * The 401 for a service that cannot be ingested into, decided before its body is read (SPEC
-   * §4 allows it): garbage ids cost no body transfer. Synchronous on a cache hit.
+   * The 401 for a service that cannot be ingested into, decided before its body is read
+   * (docs/ingest.md allows it): garbage ids cost no body transfer. Synchronous on a cache hit.
    */
   function admitService(serviceId: string): void | Promise<void> {
     const rawId = parseId("svc", serviceId);

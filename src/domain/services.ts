@@ -1,5 +1,5 @@
 /**
- * Services (senders) and their signing secrets (SPEC §3).
+ * Services (senders) and their signing secrets (docs/api.md).
  */
 
 import { type Audit, SERVICE_AUDITED_FIELDS, tokenOrigin } from "./audit.ts";
@@ -126,7 +126,7 @@ export function createServices(deps: ServiceDeps) {
     return toPage(rows, limit, scope);
   }
 
-  /** 404 is decided before the body (SPEC §1 check order); `{}` changes nothing and is not audited. */
+  /** 404 is decided before the body (docs/api.md check order); `{}` changes nothing and is not audited. */
   async function updateService(
     principal: Principal,
     id: string,

@@ -1,5 +1,5 @@
 /**
- * Event signatures (SPEC §4), byte for byte Stripe's webhook scheme, so that senders can
+ * Event signatures (docs/ingest.md), byte for byte Stripe's webhook scheme, so that senders can
  * reuse Stripe's SDKs and docs: header `t=<unix seconds>,v1=<hex>[,v1=<hex>...]`,
  * HMAC-SHA256 keyed with the UTF-8 bytes of the whole `whsec_...` string over
  * `<t>` + "." + the raw body, lowercase hex.

@@ -1,5 +1,5 @@
 /**
- * The caller's tenant (SPEC §5): read, and rename. permission_mode never changes in v1.
+ * The caller's tenant (docs/api.md): read, and rename. permission_mode never changes in v1.
  */
 
 import { type Audit, TENANT_AUDITED_FIELDS, tokenOrigin } from "./audit.ts";

@@ -1,5 +1,5 @@
 /**
- * API tokens (SPEC §2): minting, verification, listing and soft revocation.
+ * API tokens (docs/api.md): minting, verification, listing and soft revocation.
  */
 
 import type { Logger } from "../logger.ts";

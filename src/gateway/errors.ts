@@ -1,5 +1,5 @@
 /**
- * Every failure leaves the gateway in the SPEC's one error shape. ConnectErrors raised by the
+ * Every failure leaves the gateway in the contract's one error shape. ConnectErrors raised by the
  * rpc layer carry the REST code; its HTTP status comes from the one table in rpc/errors.ts.
  */
 import { ConnectError } from "@connectrpc/connect";
@@ -68,7 +68,7 @@ export function responseForError(error: unknown, requestId: string, logger: Logg
 
 /**
  * Bun.serve's `error` handler: the answer to an error that escaped every handler (the gateway
- * answers its own). The SPEC's 500 with a fresh request id, logged with its cause; never Bun's
+ * answers its own). The contract's 500 with a fresh request id, logged with its cause; never Bun's
  * development page, which shows the error's message and stack to the caller.
  */
 export function escapedErrorHandler(logger: Logger): (error: Error) => Response {

@@ -1,6 +1,6 @@
 /**
  * The /v1 REST gateway: Elysia routes translating onto the rpc implementations in-process.
- * Every response carries X-Request-Id; every error leaves in the SPEC's one shape.
+ * Every response carries X-Request-Id; every error leaves in the contract's one shape.
  */
 import { ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { Elysia } from "elysia";

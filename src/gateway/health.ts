@@ -8,7 +8,7 @@ import { observeNative, type RequestObserver } from "../rpc/observe.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE, REQUEST_ID_HEADER } from "./http.ts";
 import { Health } from "./schemas.ts";
 
-/** No auth, no store, no cache (SPEC §6): the body is built once, at start, by the rpc implementation. */
+/** No auth, no store, no cache (docs/api.md): the body is built once, at start, by the rpc implementation. */
 export async function healthBody(impls: RpcImpls): Promise<string> {
   const answer = await impls.health.getHealth(create(GetHealthRequestSchema), { values: createContextValues() });
   return JSON.stringify({ status: answer.status, version: answer.version });

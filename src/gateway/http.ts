@@ -47,7 +47,7 @@ export async function readCapped(request: Request, limit: number): Promise<Uint8
 
 /**
  * Elysia instance settings shared by every gateway plugin: `normalize: false` makes an
- * unknown body field a 400 (SPEC §1) instead of silently dropping it.
+ * unknown body field a 400 (docs/api.md) instead of silently dropping it.
  *
  * `standardHostname: false`: by default Elysia looks for the path from the URL's 11th
  * character (`url.indexOf("/", 11)`), assuming a host of at least four characters, so a

@@ -1,5 +1,5 @@
 /**
- * Ingest routes (SPEC §4). The ingest route takes the body unparsed: the signature covers the
+ * Ingest routes (docs/ingest.md). The ingest route takes the body unparsed: the signature covers the
  * exact bytes, so they are read once (capped), verified, and stored as they came. The events
  * listing embeds each stored payload verbatim by concatenating bytes, never re-serializing.
  */
@@ -52,7 +52,7 @@ export const EventRecordSchema = t.Object(
 );
 
 // Documented only: every value is accepted here and judged in the domain, so that a bad
-// Idempotency-Key is a 400 only after the 401 and 409 checks (SPEC §4 order).
+// Idempotency-Key is a 400 only after the 401 and 409 checks (docs/ingest.md order).
 const IngestHeaders = t.Object(
   {
     "x-service-signature": t.Optional(

@@ -1,5 +1,5 @@
 /**
- * The per-request pipeline every /v1 route shares, in SPEC §1's check order:
+ * The per-request pipeline every /v1 route shares, in docs/api.md's check order:
  * route 404/405 (router) → 401 → 429 → 403 scope → 403 owner (admission) → 404 resource →
  * 413 → 415 → 400 body → handler (which may still say 403 role_escalation).
  *
@@ -109,7 +109,7 @@ export function createKit(admission: Admission, limits: Limits) {
     { principal, rate }: Admitted,
   ): CallContext {
     // A path segment that is not valid percent-encoding (`%E0%A4%A`) reaches here as null, and
-    // would fail the params schema as a 400: it names no resource, so it is a 404 (SPEC §1).
+    // would fail the params schema as a 400: it names no resource, so it is a 404 (docs/api.md).
     for (const key in params) {
       if (typeof params[key] !== "string") throw connectErrorFor("not_found", "No such resource.");
     }

@@ -109,7 +109,7 @@ export function createAdmission(tokens: Tokens, logger: Logger, apiRateLimit: Ap
 
   /**
    * The router's request gate: runs on the headers, before the request message is read, so a
-   * caller without a valid credential never gets its body read or parsed (SPEC §1: 401 before
+   * caller without a valid credential never gets its body read or parsed (docs/api.md: 401 before
    * 400). A method missing from POLICY is a programming error and fails closed.
    */
   const gate = async (context: HandlerContext): Promise<void> => {

@@ -36,7 +36,7 @@ export const RPC_SERVICE_NAMES = [
 ] as const;
 
 /**
- * Connect JSON: an unknown field is an error, as it is a 400 on the REST surface (SPEC §1),
+ * Connect JSON: an unknown field is an error, as it is a 400 on the REST surface (docs/api.md),
  * so a typo'd field never silently does nothing. Implicit-presence fields are always written
  * (`"isMonitored": false`, `"data": []`), so a curl caller sees every field the REST form has.
  * The binary format keeps protobuf's usual rule (unknown fields skipped): that is how a client

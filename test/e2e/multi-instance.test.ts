@@ -1,5 +1,5 @@
 /**
- * SPEC §9's last line, with real processes: two `intake serve` instances on one fresh
+ * README.md's last line, with real processes: two `intake serve` instances on one fresh
  * PostgreSQL database and one Redis (same pepper, secrets key and key prefix). A change made
  * through A must hold on B on B's very next request, even where B had just cached the old
  * state: that is what the acknowledged invalidation in src/cache/redis.ts is for.

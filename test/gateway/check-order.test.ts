@@ -1,5 +1,5 @@
 /**
- * SPEC §1 check order: route 404 / 405 → 401 → 403 scope → 403 owner → 404 resource → 413 →
+ * docs/api.md check order: route 404 / 405 → 401 → 403 scope → 403 owner → 404 resource → 413 →
  * 415 → 400 body → 403 role_escalation. Each test breaks two rules at once and proves which wins.
  */
 import { afterEach, expect, test } from "bun:test";

@@ -1,5 +1,5 @@
 /**
- * SPEC §8: /openapi.json is a valid OpenAPI 3.1 document of the whole /v1 surface, generated
+ * docs/api.md: /openapi.json is a valid OpenAPI 3.1 document of the whole /v1 surface, generated
  * from the routes the app serves; /docs is served with its assets from Intake itself; both
  * need no token and both go away with INTAKE_API_DOCS=false.
  */

@@ -1,5 +1,5 @@
 /**
- * Every status and code of SPEC §1 the management routes can produce, each proved by a test
+ * Every status and code of docs/api.md the management routes can produce, each proved by a test
  * named after it. The auth suite (auth.test.ts) covers the 401s route by route.
  */
 import { afterEach, describe, expect, test } from "bun:test";

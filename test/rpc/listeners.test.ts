@@ -223,7 +223,7 @@ test("serve answers GET /v1/health natively with the exact body and a fresh X-Re
   }
 });
 
-test("an error escaping every handler is a 500 internal_error in the SPEC's shape with X-Request-Id, its message only in the log", async () => {
+test("an error escaping every handler is a 500 internal_error in the contract's shape with X-Request-Id, its message only in the log", async () => {
   const config = parseConfig({ DATABASE_URL: "sqlite::memory:", PORT: "0", INTAKE_GRPC_PORT: "0" });
   const logs: string[] = [];
   const running = await serveOn(config, logs);

@@ -299,7 +299,7 @@ describe("REST and RPC give the same results", () => {
     });
   }
 
-  test("the transcripts are not vacuous: REST outcomes are what the SPEC says", async () => {
+  test("the transcripts are not vacuous: REST outcomes are what the contract says", async () => {
     const lines = new Map(
       await transcript(
         "rest",

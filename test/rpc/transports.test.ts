@@ -1,6 +1,6 @@
 /**
  * Every RPC method on real listeners, over Connect JSON, Connect binary and gRPC-Web on the
- * main port and over gRPC on the h2c port, with the error mapping of SPEC §7.
+ * main port and over gRPC on the h2c port, with the error mapping of docs/rpc.md.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";

@@ -4,7 +4,7 @@
  */
 import { createHmac } from "node:crypto";
 
-/** X-Service-Signature for `payload` at `nowMs` (Stripe's v1 scheme, SPEC §4). */
+/** X-Service-Signature for `payload` at `nowMs` (Stripe's v1 scheme, docs/ingest.md). */
 export function sign(secret: string, payload: Uint8Array | string, nowMs: number): string {
   const t = Math.floor(nowMs / 1000);
   const mac = createHmac("sha256", secret).update(`${t}.`).update(payload).digest("hex");
