@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { createDomain, openStore } from "./app.ts";
+import { createDomain, type Domain, openStore } from "./app.ts";
 import { createMemoryCache } from "./cache/memory.ts";
 import {
   type Config,
@@ -69,29 +69,43 @@ function refuseNewStore(command: string, config: Config, create: boolean) {
   );
 }
 
-async function bootstrap(values: Values) {
-  const mode = values["permission-mode"] ?? "role_based";
-  if (mode !== "flat" && mode !== "role_based") throw new UsageError("--permission-mode must be flat or role_based");
-  if (!values["tenant-name"] === !values["tenant-id"])
-    throw new UsageError("give exactly one of --tenant-name or --tenant-id");
+/** The configuration of an operator command that writes to a server's store (not `sqlite::memory:`). */
+function operatorConfig(command: string, create: boolean): Config {
   const config = parseConfig(process.env);
-  const { database } = config;
-  if (database.kind === "sqlite" && database.path === ":memory:") {
+  if (config.database.kind === "sqlite" && config.database.path === ":memory:") {
     fail("DATABASE_URL=sqlite::memory: lives inside one process; the CLI cannot reach it. Use a file or PostgreSQL.");
   }
-  refuseNewStore("bootstrap", config, values.create === true);
+  refuseNewStore(command, config, create);
+  return config;
+}
+
+/** Runs `work` with the domain's tokens over the configured store, closing the store after. */
+async function withTokens(config: Config, work: (tokens: Domain["tokens"]) => Promise<void>): Promise<void> {
   const keys = loadKeyMaterial(config);
   const logger = createLogger((line) => process.stderr.write(`${line}\n`), { level: config.logLevel });
   const store = await openStore(config);
   const cache = createMemoryCache();
   try {
-    const { tokens } = createDomain({ store, cache, keys, config, logger, clock: systemClock });
+    await work(createDomain({ store, cache, keys, config, logger, clock: systemClock }).tokens);
+  } finally {
+    await cache.close();
+    await store.close();
+  }
+}
+
+async function bootstrap(values: Values) {
+  const mode = values["permission-mode"] ?? "role_based";
+  if (mode !== "flat" && mode !== "role_based") throw new UsageError("--permission-mode must be flat or role_based");
+  if (!values["tenant-name"] === !values["tenant-id"])
+    throw new UsageError("give exactly one of --tenant-name or --tenant-id");
+  const config = operatorConfig("bootstrap", values.create === true);
+  await withTokens(config, async (tokens) => {
     const name = values["tenant-name"];
     const made =
       typeof name === "string"
         ? await tokens.bootstrapTenant({ name, permissionMode: mode })
         : { ...(await tokens.mintRecoveryToken(values["tenant-id"] as string)), sameName: 0 };
-    const where = describeStore(database);
+    const where = describeStore(config.database);
     if (made.sameName > 0) {
       note(
         `note: ${made.sameName} other tenant(s) in this store are also named "${made.tenant.name}"; ` +
@@ -108,10 +122,7 @@ async function bootstrap(values: Values) {
         `store ${where}\ntenant ${out.tenant_id}\ntoken id ${out.token_id}\ntoken ${out.token}\n(shown once: store it now)\n`,
       );
     }
-  } finally {
-    await cache.close();
-    await store.close();
-  }
+  });
 }
 
 /** A one-time console setup link (docs/console.md): only the code's digest is stored. */
@@ -121,29 +132,19 @@ async function setupLink(values: Values) {
   if (!/^\d+$/.test(raw) || expiresIn < 60 || expiresIn > 7 * 86_400) {
     throw new UsageError(`--expires-in must be a whole number of seconds from 60 to 604800 (got "${raw}")`);
   }
-  const config = parseConfig(process.env);
-  if (config.database.kind === "sqlite" && config.database.path === ":memory:") {
-    fail("DATABASE_URL=sqlite::memory: lives inside one process; the CLI cannot reach it. Use a file or PostgreSQL.");
-  }
+  // A link is for a running server's store: no --create here.
+  const config = operatorConfig("setup-link", false);
   const given = values["base-url"];
   const base = (typeof given === "string" ? given : `http://${config.host}:${config.port}`).replace(/\/+$/, "");
   if (!URL.canParse(base))
     throw new UsageError(`--base-url must be an absolute URL such as https://intake.example.com (got "${base}")`);
-  const keys = loadKeyMaterial(config);
-  const logger = createLogger((line) => process.stderr.write(`${line}\n`), { level: config.logLevel });
-  const store = await openStore(config);
-  const cache = createMemoryCache();
-  try {
-    const { tokens } = createDomain({ store, cache, keys, config, logger, clock: systemClock });
+  await withTokens(config, async (tokens) => {
     const made = await tokens.issueSetupCode({ expiresInSeconds: expiresIn });
     // The code rides in the fragment: browsers never send it, so no access log can hold it.
     const out = { url: `${base}/console/setup#code=${made.code}`, expires_at: new Date(made.expiresAt).toISOString() };
     if (values.json) process.stdout.write(`${JSON.stringify(out)}\n`);
     else process.stdout.write(`${out.url}\n(works once, until ${out.expires_at})\n`);
-  } finally {
-    await cache.close();
-    await store.close();
-  }
+  });
 }
 
 const COMMANDS: Command[] = [

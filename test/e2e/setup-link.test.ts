@@ -60,6 +60,11 @@ describe("intake setup-link", () => {
     expect(Date.parse(out.expires_at) - Date.now()).toBeLessThanOrEqual(600_000);
   }, 30_000);
 
+  test("a data dir with no store is refused, naming INTAKE_DATA_DIR: a link is for a running server's store", async () => {
+    const missing = join(dataDir, "not-here");
+    await expect(runCli(["setup-link"], { INTAKE_DATA_DIR: missing })).rejects.toThrow(/INTAKE_DATA_DIR/);
+  }, 30_000);
+
   test("--expires-in outside 60..604800 seconds is refused, naming the flag", async () => {
     await expect(runCli(["setup-link", "--expires-in", "5"], env)).rejects.toThrow(/--expires-in/);
   }, 30_000);
