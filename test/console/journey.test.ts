@@ -8,22 +8,17 @@
  * INTAKE_REQUIRE_SERVICES=1.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { chromiumPresent, launchChromium, requireChromium } from "../support/browser.ts";
 import { createWorld, type World } from "../support/harness.ts";
 import { sign } from "../support/signing.ts";
 
-const CHROMIUM = process.env.INTAKE_CHROMIUM ?? "/usr/bin/chromium";
-const required = process.env.INTAKE_REQUIRE_SERVICES === "1";
-const present = existsSync(CHROMIUM);
+const present = chromiumPresent("console browser journey");
 /** Where the journey's screenshots are written (ignored by git). */
 export const SCREENSHOTS = join(import.meta.dir, "../../test-results/console");
-
-if (!present && !required) {
-  console.log(`SKIP: console browser journey: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
-}
 
 let world: World;
 let server: ReturnType<typeof Bun.serve>;
@@ -31,28 +26,15 @@ let browser: Browser;
 let base: string;
 
 beforeAll(async () => {
-  if (!present) {
-    if (required) throw new Error(`INTAKE_REQUIRE_SERVICES=1 but there is no Chromium at ${CHROMIUM}`);
-    return;
-  }
+  requireChromium();
+  if (!present) return;
   mkdirSync(SCREENSHOTS, { recursive: true });
   // The journey's own clock: tokens and signatures use real time.
   world = await createWorld();
   world.clock.advance(Date.now() - world.clock.now());
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: world.app.fetch });
   base = `http://127.0.0.1:${server.port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

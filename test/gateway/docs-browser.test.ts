@@ -4,17 +4,12 @@
  * Without Chromium the test is skipped with one line, or fails under INTAKE_REQUIRE_SERVICES=1.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { chromiumPresent, launchChromium, requireChromium } from "../support/browser.ts";
 import { createWorld, type World } from "../support/harness.ts";
 
-const CHROMIUM = process.env.INTAKE_CHROMIUM ?? "/usr/bin/chromium";
+const present = chromiumPresent("/docs browser check");
 const required = process.env.INTAKE_REQUIRE_SERVICES === "1";
-const present = existsSync(CHROMIUM);
-
-if (!present && !required) {
-  console.log(`SKIP: /docs browser check: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
-}
 
 let world: World;
 let server: ReturnType<typeof Bun.serve>;
@@ -24,18 +19,7 @@ beforeAll(async () => {
   if (!present) return;
   world = await createWorld();
   server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: world.app.fetch });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -48,7 +32,7 @@ afterAll(async () => {
 test.if(present || required)(
   "/docs renders the operation list offline: every request but 127.0.0.1 is aborted",
   async () => {
-    if (!present) throw new Error(`INTAKE_REQUIRE_SERVICES=1 but there is no Chromium at ${CHROMIUM}`);
+    requireChromium();
     const page = await browser.newPage();
     const blocked: string[] = [];
     await page.route("**/*", (route) => {
