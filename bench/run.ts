@@ -18,7 +18,7 @@
  * Flags: --smoke, --only 1,3,5, --rounds N, --duration S, --threads N, --profile (Intake under
  * `bun --cpu-prof`; profiles in bench/results/profiles/), --keep (keep the temp data dirs).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, totalmem } from "node:os";
 import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
@@ -66,6 +66,13 @@ import {
   summarize,
 } from "./lib/report.ts";
 import { cursorAfter, loadIntoPageCache, seedServices, seedTokens } from "./lib/seed.ts";
+import {
+  type ExpiredCounter,
+  postgresCounter,
+  seedExpiredPostgres,
+  seedExpiredSqlite,
+  sqliteCounter,
+} from "./lib/sweep.ts";
 import { ensureWrk, runWrk, type WrkRun } from "./lib/wrk.ts";
 
 const { values: flags } = parseArgs({
@@ -97,6 +104,8 @@ const settings = {
   pageDepth: smoke ? 200 : 10_000,
   poolSize: smoke ? 100 : 1_000,
   feedEvents: smoke ? 3_000 : 100_000,
+  // Scenario 13: enough that the sweep is still deleting at the end of the last round.
+  expiredEvents: smoke ? 100_000 : 1_000_000,
   profile: flags.profile === true,
 };
 const only = flags.only ? new Set(flags.only.split(",").map((s) => Number(s.trim()))) : null;
@@ -300,6 +309,95 @@ const INGEST_FLOOR_LABEL = "floor: bare POST + signature + JSON check + group co
  * none is refused. Compared with the same scenario's limits-off Intake in the same run.
  */
 const UNSPENT_LIMIT = "1000000000/3600s";
+
+/** Starts Intake on a bootstrapped spec just long enough to create one service through the API. */
+async function serviceOf(s: IntakeSpec, boot: Bootstrapped, name: string): Promise<{ id: string; secret: string }> {
+  const intake = await start(s);
+  try {
+    const svc = await createService(intake.url, boot.token, name);
+    await probeIngest(`${intake.url}/v1/ingest/${svc.id}`, svc.secret);
+    return svc;
+  } finally {
+    await stopIntake(intake);
+  }
+}
+
+/**
+ * Scenario 13, one store: signed ingest on `on` (INTAKE_EVENT_RETENTION_DAYS set, expired rows
+ * seeded) against `off` (the same rows, no retention), interleaved. Each run starts its Intake
+ * afresh and stops it after, so a sweep runs only while its own process is measured (never
+ * stealing CPU from the other's rounds): a fresh `on` process resumes the sweep a second after
+ * it starts. The `on` run waits until the expired count drops (the sweep is deleting), warms
+ * up, and measures; the count before and after each measured window is how many rows the
+ * sweep deleted in it, and a window whose sweep had stopped (nothing deleted, or nothing left
+ * at its end) is reported as a problem: it would prove nothing.
+ */
+async function sweepComparison(
+  store: string,
+  off: IntakeSpec,
+  on: IntakeSpec,
+  pool: string,
+  counter: ExpiredCounter,
+): Promise<Row> {
+  const windows: Array<{ deleted: number; left: number }> = [];
+  const target = (label: string, s: IntakeSpec, sweeping: boolean): Target => ({
+    label,
+    async run(durationS) {
+      const intake = await start(s);
+      try {
+        const load = wrkTarget(label, { url: intake.url, connections: 128, script: "pool.lua", args: [pool] });
+        if (sweeping) {
+          const initial = await counter.count();
+          const until = performance.now() + 30_000;
+          while ((await counter.count()) >= initial) {
+            if (initial === 0 || performance.now() > until)
+              throw new Error(`${store}: the retention sweep did not start (${initial} expired rows)`);
+            await Bun.sleep(100);
+          }
+        }
+        // A fresh process: the JIT warms up outside the measured window, on both sides alike
+        // (1 s is enough for that and leaves more of the seeded rows to the measured windows).
+        await load.run(1);
+        const before = sweeping ? await counter.count() : 0;
+        const sample = await load.run(durationS);
+        if (sweeping) {
+          const left = await counter.count();
+          windows.push({ deleted: before - left, left });
+          if (before - left <= 0 || left === 0)
+            problems.push(
+              `scenario 13 ${store}: the sweep was not deleting through a measured window (${before - left} deleted, ${left} left); seed more expired events`,
+            );
+        }
+        return sample;
+      } finally {
+        await stopIntake(intake);
+      }
+    },
+  });
+  const [without, during] = (await interleave(13, [
+    target(`Intake ingest, ${store}, no retention`, off, false),
+    target(`Intake ingest, ${store}, during a retention sweep`, on, true),
+  ])) as [Series, Series];
+  // The first window is the harness's warm-up run.
+  const measured = windows.slice(1);
+  const deleted = measured.reduce((sum, w) => sum + w.deleted, 0);
+  const seconds = measured.length * settings.durationS;
+  log(
+    `  ${store}: the sweep deleted ${deleted} expired rows in ${measured.length} measured windows (${fmtRps(deleted / seconds)} rows/s); ${measured.at(-1)?.left ?? "?"} left`,
+  );
+  const row = ratioRow(
+    13,
+    `Signed ingest during a retention sweep vs no retention, ${store} (128 conns)`,
+    0.8,
+    during,
+    without,
+  );
+  const d = summarize(during);
+  return {
+    ...row,
+    measured: `${row.measured}, p99 ${fmtMs(d.p99Us)} vs ${fmtMs(summarize(without).p99Us)} ms; sweep deleted ${deleted.toLocaleString("en-US")} rows in the measured windows (${fmtRps(deleted / seconds)} rows/s), ${(measured.at(-1)?.left ?? 0).toLocaleString("en-US")} still expired at the end`,
+  };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Scenarios
@@ -1117,6 +1215,75 @@ async function main(): Promise<void> {
     }
   });
 
+  // --- 13: ingest while a retention sweep deletes expired events (docs/feed.md, "Retention") -
+  await scenario(13, "Signed ingest during a retention sweep vs without retention (SQLite, PostgreSQL)", async () => {
+    // SQLite: one data file seeded, copied whole for the twin that sweeps.
+    const offSpec = spec("sweep-sqlite-off", { INTAKE_INGEST_COMMIT: "group" });
+    const onSpec = spec("sweep-sqlite-on", { INTAKE_INGEST_COMMIT: "group", INTAKE_EVENT_RETENTION_DAYS: "30" });
+    const boot = await bootstrap(offSpec);
+    const svc = await serviceOf(offSpec, boot, "bench-sweep");
+    const seconds = seedExpiredSqlite(sqlitePath(offSpec), {
+      tenantId: boot.tenantId,
+      serviceId: svc.id.slice("svc_".length),
+      count: settings.expiredEvents,
+    });
+    mkdirSync(onSpec.dataDir, { recursive: true, mode: 0o700 });
+    copyFileSync(sqlitePath(offSpec), sqlitePath(onSpec));
+    log(`  seeded ${settings.expiredEvents} expired events (SQLite) in ${seconds.toFixed(1)} s`);
+    const file = join(workDir, "sweep-sqlite.pool");
+    writePool(file, `/v1/ingest/${svc.id}`, svc.secret, settings.poolSize);
+    const counter = sqliteCounter(sqlitePath(onSpec));
+    try {
+      rows.push(await sweepComparison("SQLite FULL, group commit", offSpec, onSpec, file, counter));
+    } finally {
+      await counter.close();
+    }
+
+    const db = await createScratchDatabase();
+    if ("unreachable" in db) {
+      const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
+      log(`  SKIPPED (PostgreSQL): ${why}`);
+      rows.push({
+        scenario: 13,
+        title: "Signed ingest during a retention sweep, PostgreSQL",
+        goal: "≥ 0.80×",
+        measured: why,
+        status: "skipped",
+      });
+      return;
+    }
+    let twin: Awaited<ReturnType<typeof createScratchDatabase>> | null = null;
+    try {
+      const pgOff = spec("sweep-postgres-off", { DATABASE_URL: db.url, INTAKE_INGEST_COMMIT: "group" });
+      const pgBoot = await bootstrap(pgOff);
+      const pgSvc = await serviceOf(pgOff, pgBoot, "bench-sweep");
+      const pgSeconds = await seedExpiredPostgres(db.url, {
+        tenantId: pgBoot.tenantId,
+        serviceId: pgSvc.id.slice("svc_".length),
+        count: settings.expiredEvents,
+      });
+      log(`  seeded ${settings.expiredEvents} expired events (PostgreSQL) in ${pgSeconds.toFixed(1)} s`);
+      twin = await createScratchDatabase(db.url);
+      if ("unreachable" in twin) throw new Error(`could not copy the seeded database: ${twin.unreachable}`);
+      const pgOn = spec("sweep-postgres-on", {
+        DATABASE_URL: twin.url,
+        INTAKE_INGEST_COMMIT: "group",
+        INTAKE_EVENT_RETENTION_DAYS: "30",
+      });
+      const pgFile = join(workDir, "sweep-postgres.pool");
+      writePool(pgFile, `/v1/ingest/${pgSvc.id}`, pgSvc.secret, settings.poolSize);
+      const pgCounter = postgresCounter(twin.url);
+      try {
+        rows.push(await sweepComparison("PostgreSQL, group commit", pgOff, pgOn, pgFile, pgCounter));
+      } finally {
+        await pgCounter.close();
+      }
+    } finally {
+      if (twin && !("unreachable" in twin)) await twin.drop();
+      await db.drop();
+    }
+  });
+
   if (baseline) await stop(baseline.child);
 
   // ---------------------------------------------------------------------------------------------
@@ -1149,7 +1316,7 @@ async function main(): Promise<void> {
   log(`bench: wrote bench/results/${name}.md and ${name}.json (${elapsed.toFixed(0)} s)`);
   if (settings.profile) log(`bench: CPU profiles (markdown) in ${PROFILE_DIR}`);
 
-  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].filter(wanted)) {
+  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13].filter(wanted)) {
     if (!rows.some((r) => r.scenario === n)) problems.push(`scenario ${n} produced no result`);
   }
   if (problems.length > 0) {
