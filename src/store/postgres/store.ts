@@ -208,8 +208,9 @@ function eventParameters(batch: ReadonlyArray<NewEvent>): unknown[] {
 /**
  * Retention: one short statement per batch. SKIP LOCKED lets two instances sweep at once
  * without queueing on each other's rows; `id < idFloor(cutoff)` walks the primary key.
+ * Exported for bench/retention-batch.ts, which lists the locks one batch holds.
  */
-const DELETE_OLDER_THAN =
+export const DELETE_OLDER_THAN =
   "delete from events where id in (select id from events where id < $1 and received_at < $2 " +
   "order by id limit $3 for update skip locked)";
 
