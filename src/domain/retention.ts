@@ -1,7 +1,8 @@
 /**
  * Retention (docs/feed.md, "Retention"): rows older than a table's horizon are deleted in the
  * background, in small batches, each its own short transaction, with a pause between batches
- * so that ingest never waits behind a sweep for longer than one batch's delete.
+ * so that ingest never waits behind a sweep for longer than one batch's delete, and the sweep
+ * takes at most a fixed share of the store's time.
  *
  * Generic over tables: each one is a store method `deleteOlderThan(cutoff, batch)`.
  */
@@ -22,8 +23,14 @@ export interface RetentionOptions {
   logger: Logger;
   /** Rows per delete (default 500: a few milliseconds of lock on either store). */
   batchSize?: number;
-  /** Pause between two batches of one sweep (default 20 ms): ingest gets the lock in between. */
+  /** Least pause between two batches of one sweep (default 20 ms): ingest gets the lock in between. */
   pauseMs?: number;
+  /**
+   * Most of the time a sweep may spend deleting (default 0.2): after a batch that took `t`, the
+   * pause is at least `t × (1 − share) / share`, so a store where a batch is slow (SQLite, whose
+   * one write lock ingest's commits also need) is swept at a pace it can afford.
+   */
+  busyShare?: number;
   /** Time between sweeps (default 60 s). */
   intervalMs?: number;
 }
@@ -34,6 +41,7 @@ export function createRetentionSweeper(options: RetentionOptions) {
   const { tables, clock, logger } = options;
   const batchSize = options.batchSize ?? 500;
   const pauseMs = options.pauseMs ?? 20;
+  const busyShare = options.busyShare ?? 0.2;
   const intervalMs = options.intervalMs ?? 60_000;
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -59,10 +67,13 @@ export function createRetentionSweeper(options: RetentionOptions) {
       let total = 0;
       for (;;) {
         if (stopped) break;
+        // Wall time, not the domain clock: this paces the store, it decides nothing.
+        const started = performance.now();
         const n = await table.deleteOlderThan(cutoff, batchSize);
+        const took = performance.now() - started;
         total += n;
         if (n < batchSize) break;
-        await sleep(pauseMs);
+        await sleep(Math.max(pauseMs, (took * (1 - busyShare)) / busyShare));
       }
       deleted[table.name] = total;
       if (total > 0) logger.info("retention sweep", { table: table.name, deleted: total });
