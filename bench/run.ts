@@ -1205,9 +1205,10 @@ async function main(): Promise<void> {
       rows.push({
         scenario: 10,
         title: "RSS of Intake with 100 stalled SSE readers while ingesting",
-        goal: "≤ 150 MB",
+        // The performance issue's goal for this scenario (scenario 7's 150 MB is for ingest alone).
+        goal: "≤ 200 MB",
         measured: `${mb(after.rssMiB).toFixed(0)} MB RSS (peak ${mb(after.hwmMiB).toFixed(0)} MB; ${mb(before.rssMiB).toFixed(0)} MB before the readers); ingest ${fmtRps(withReaders.rps)} vs ${fmtRps(without.rps)} req/s without them`,
-        status: mb(after.hwmMiB) <= 150 ? "met" : "missed",
+        status: mb(after.hwmMiB) <= 200 ? "met" : "missed",
       });
     } finally {
       await close?.();
