@@ -169,6 +169,11 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
       return { tenant, owner };
     }
 
+    /** Revokes as the domain does, with the revocation's audit record. */
+    function revoke(tenantId: string, id: string, now = NOW) {
+      return store.tokens.revoke(tenantId, id, now, auditOf(tenantId, "api_token.revoke", "api_token", id));
+    }
+
     async function addToken(tenantId: string, overrides: Partial<TokenRecord> = {}) {
       const token = tokenRecord(tenantId, overrides);
       expect(await insertToken(token)).toBe("ok");
@@ -380,16 +385,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const { tenant, owner } = await seedTenant();
         const kept = await addToken(tenant.id);
         const gone = await addToken(tenant.id);
-        expect(
-          (
-            await store.tokens.revoke(
-              tenant.id,
-              gone.id,
-              NOW,
-              auditOf(tenant.id, "api_token.revoke", "api_token", gone.id),
-            )
-          ).kind,
-        ).toBe("revoked");
+        expect((await revoke(tenant.id, gone.id)).kind).toBe("revoked");
         const active = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: false });
         expect(active.map((t) => t.id)).toEqual([kept.id, owner.id]);
         const all = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: true });
@@ -401,12 +397,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const a = await seedTenant();
         const b = await seedTenant();
         const revoked = await addToken(a.tenant.id);
-        await store.tokens.revoke(
-          a.tenant.id,
-          revoked.id,
-          NOW,
-          auditOf(a.tenant.id, "api_token.revoke", "api_token", revoked.id),
-        );
+        await revoke(a.tenant.id, revoked.id);
         const again = tokenRecord(b.tenant.id, { prefix: revoked.prefix });
         expect(await insertToken(again)).toBe("prefix_taken");
         expect(await store.tokens.get(b.tenant.id, again.id)).toBeNull();
@@ -416,19 +407,9 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
       test("revoke sets revoked_at; a repeat is already_revoked and keeps the first revoked_at", async () => {
         const { tenant } = await seedTenant();
         const token = await addToken(tenant.id);
-        const first = await store.tokens.revoke(
-          tenant.id,
-          token.id,
-          NOW + 1,
-          auditOf(tenant.id, "api_token.revoke", "api_token", token.id),
-        );
+        const first = await revoke(tenant.id, token.id, NOW + 1);
         expect(first).toEqual({ kind: "revoked", record: { ...token, revokedAt: NOW + 1 } });
-        const repeat = await store.tokens.revoke(
-          tenant.id,
-          token.id,
-          NOW + 5_000,
-          auditOf(tenant.id, "api_token.revoke", "api_token", token.id),
-        );
+        const repeat = await revoke(tenant.id, token.id, NOW + 5_000);
         expect(repeat).toEqual({ kind: "already_revoked", record: { ...token, revokedAt: NOW + 1 } });
         expect((await store.tokens.get(tenant.id, token.id))?.revokedAt).toBe(NOW + 1);
       });
@@ -437,30 +418,9 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const a = await seedTenant();
         const b = await seedTenant();
         const bToken = await addToken(b.tenant.id);
-        expect(
-          await store.tokens.revoke(
-            a.tenant.id,
-            newId(),
-            NOW,
-            auditOf(a.tenant.id, "api_token.revoke", "api_token", newId()),
-          ),
-        ).toEqual({ kind: "not_found" });
-        expect(
-          await store.tokens.revoke(
-            a.tenant.id,
-            bToken.id,
-            NOW,
-            auditOf(a.tenant.id, "api_token.revoke", "api_token", bToken.id),
-          ),
-        ).toEqual({ kind: "not_found" });
-        expect(
-          await store.tokens.revoke(
-            crypto.randomUUID(),
-            bToken.id,
-            NOW,
-            auditOf(crypto.randomUUID(), "api_token.revoke", "api_token", bToken.id),
-          ),
-        ).toEqual({ kind: "not_found" });
+        expect(await revoke(a.tenant.id, newId())).toEqual({ kind: "not_found" });
+        expect(await revoke(a.tenant.id, bToken.id)).toEqual({ kind: "not_found" });
+        expect(await revoke(crypto.randomUUID(), bToken.id)).toEqual({ kind: "not_found" });
         expect((await store.tokens.get(b.tenant.id, bToken.id))?.revokedAt).toBeNull();
       });
 
@@ -470,133 +430,44 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         await addToken(tenant.id, { role: "owner", scope: "read_only" });
         await addToken(tenant.id, { role: "admin", scope: "read_write" });
         const revokedOwner = await addToken(tenant.id, { role: "owner", scope: "read_write" });
-        expect(
-          (
-            await store.tokens.revoke(
-              tenant.id,
-              revokedOwner.id,
-              NOW,
-              auditOf(tenant.id, "api_token.revoke", "api_token", revokedOwner.id),
-            )
-          ).kind,
-        ).toBe("revoked");
+        expect((await revoke(tenant.id, revokedOwner.id)).kind).toBe("revoked");
 
-        expect(
-          await store.tokens.revoke(
-            tenant.id,
-            owner.id,
-            NOW,
-            auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
-          ),
-        ).toEqual({ kind: "last_owner" });
+        expect(await revoke(tenant.id, owner.id)).toEqual({ kind: "last_owner" });
         expect((await store.tokens.get(tenant.id, owner.id))?.revokedAt).toBeNull();
       });
 
       test("revoking one of two active owner read_write tokens succeeds, then the other is the last owner", async () => {
         const { tenant, owner } = await seedTenant();
         const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
-        expect(
-          (
-            await store.tokens.revoke(
-              tenant.id,
-              owner.id,
-              NOW,
-              auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
-            )
-          ).kind,
-        ).toBe("revoked");
-        expect(
-          await store.tokens.revoke(
-            tenant.id,
-            second.id,
-            NOW,
-            auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
-          ),
-        ).toEqual({ kind: "last_owner" });
+        expect((await revoke(tenant.id, owner.id)).kind).toBe("revoked");
+        expect(await revoke(tenant.id, second.id)).toEqual({ kind: "last_owner" });
       });
 
       test("an expired owner token does not count as active: it cannot keep the tenant administrable", async () => {
         const { tenant, owner } = await seedTenant();
         const expired = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW - 1 });
         const expiresNow = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW });
-        expect(
-          await store.tokens.revoke(
-            tenant.id,
-            owner.id,
-            NOW,
-            auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
-          ),
-        ).toEqual({ kind: "last_owner" });
+        expect(await revoke(tenant.id, owner.id)).toEqual({ kind: "last_owner" });
         // Revoking an expired owner token is always allowed: it was not active.
-        expect(
-          (
-            await store.tokens.revoke(
-              tenant.id,
-              expired.id,
-              NOW,
-              auditOf(tenant.id, "api_token.revoke", "api_token", expired.id),
-            )
-          ).kind,
-        ).toBe("revoked");
-        expect(
-          (
-            await store.tokens.revoke(
-              tenant.id,
-              expiresNow.id,
-              NOW,
-              auditOf(tenant.id, "api_token.revoke", "api_token", expiresNow.id),
-            )
-          ).kind,
-        ).toBe("revoked");
+        expect((await revoke(tenant.id, expired.id)).kind).toBe("revoked");
+        expect((await revoke(tenant.id, expiresNow.id)).kind).toBe("revoked");
       });
 
       test("last_owner for the last owner token that does not expire while the remaining owners all expire", async () => {
         const { tenant, owner } = await seedTenant();
         const expiring = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 3_000 });
-        expect(
-          await store.tokens.revoke(
-            tenant.id,
-            owner.id,
-            NOW,
-            auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
-          ),
-        ).toEqual({ kind: "last_owner" });
+        expect(await revoke(tenant.id, owner.id)).toEqual({ kind: "last_owner" });
         expect((await store.tokens.get(tenant.id, owner.id))?.revokedAt).toBeNull();
         // The expiring one may go: the permanent owner stays.
-        expect(
-          (
-            await store.tokens.revoke(
-              tenant.id,
-              expiring.id,
-              NOW,
-              auditOf(tenant.id, "api_token.revoke", "api_token", expiring.id),
-            )
-          ).kind,
-        ).toBe("revoked");
+        expect((await revoke(tenant.id, expiring.id)).kind).toBe("revoked");
       });
 
       test("a non-expiring owner token may be revoked while another non-expiring one stays", async () => {
         const { tenant, owner } = await seedTenant();
         await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 3_000 });
         const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
-        expect(
-          (
-            await store.tokens.revoke(
-              tenant.id,
-              owner.id,
-              NOW,
-              auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
-            )
-          ).kind,
-        ).toBe("revoked");
-        expect(
-          await store.tokens.revoke(
-            tenant.id,
-            second.id,
-            NOW,
-            auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
-          ),
-        ).toEqual({ kind: "last_owner" });
+        expect((await revoke(tenant.id, owner.id)).kind).toBe("revoked");
+        expect(await revoke(tenant.id, second.id)).toEqual({ kind: "last_owner" });
       });
 
       test("with no non-expiring owner at all, one active owner read_write token must still remain", async () => {
@@ -605,24 +476,8 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         const first = tokenRecord(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + HOUR });
         await store.createTenant(tenant, first, creationAudit(tenant, first));
         const second = await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + 2 * HOUR });
-        expect(
-          (
-            await store.tokens.revoke(
-              tenant.id,
-              first.id,
-              NOW,
-              auditOf(tenant.id, "api_token.revoke", "api_token", first.id),
-            )
-          ).kind,
-        ).toBe("revoked");
-        expect(
-          await store.tokens.revoke(
-            tenant.id,
-            second.id,
-            NOW,
-            auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
-          ),
-        ).toEqual({ kind: "last_owner" });
+        expect((await revoke(tenant.id, first.id)).kind).toBe("revoked");
+        expect(await revoke(tenant.id, second.id)).toEqual({ kind: "last_owner" });
       });
 
       test("concurrent revocations of the last two owner tokens: exactly one succeeds", async () => {
@@ -631,20 +486,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
           Array.from({ length: 5 }, async () => {
             const { tenant, owner } = await seedTenant();
             const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
-            const outcomes = await Promise.all([
-              store.tokens.revoke(
-                tenant.id,
-                owner.id,
-                NOW,
-                auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
-              ),
-              store.tokens.revoke(
-                tenant.id,
-                second.id,
-                NOW,
-                auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
-              ),
-            ]);
+            const outcomes = await Promise.all([revoke(tenant.id, owner.id), revoke(tenant.id, second.id)]);
             const active = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: false });
             return { kinds: outcomes.map((o) => o.kind).sort(), active: active.length };
           }),
@@ -661,20 +503,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
             const { tenant, owner } = await seedTenant();
             const second = await addToken(tenant.id, { role: "owner", scope: "read_write" });
             await addToken(tenant.id, { role: "owner", scope: "read_write", expiresAt: NOW + HOUR });
-            const outcomes = await Promise.all([
-              store.tokens.revoke(
-                tenant.id,
-                owner.id,
-                NOW,
-                auditOf(tenant.id, "api_token.revoke", "api_token", owner.id),
-              ),
-              store.tokens.revoke(
-                tenant.id,
-                second.id,
-                NOW,
-                auditOf(tenant.id, "api_token.revoke", "api_token", second.id),
-              ),
-            ]);
+            const outcomes = await Promise.all([revoke(tenant.id, owner.id), revoke(tenant.id, second.id)]);
             const active = await store.tokens.list(tenant.id, { limit: 10, includeRevoked: false });
             return {
               kinds: outcomes.map((o) => o.kind).sort(),
