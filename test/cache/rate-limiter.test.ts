@@ -152,20 +152,26 @@ describe("in-process limiter", () => {
   });
 });
 
+/** A Redis limiter reaching Redis through a fault-injecting TCP proxy, counting its fallbacks. */
+async function limiterBehindProxy(commandTimeoutMs: number) {
+  const upstream = new URL(TEST_REDIS_URL);
+  const proxy = await startTcpProxy({ hostname: upstream.hostname, port: Number(upstream.port || 6379) });
+  const prefix = randomRedisPrefix();
+  prefixes.push(prefix);
+  const { observer, fallbacks } = countingObserver();
+  const limiter = await createRedisRateLimiter({
+    url: `redis://127.0.0.1:${proxy.port}`,
+    keyPrefix: prefix,
+    logger: createLogger(() => {}),
+    observer,
+    commandTimeoutMs,
+  });
+  return { proxy, limiter, fallbacks };
+}
+
 describe.skipIf(!redisUp)("Redis limiter while Redis is unreachable", () => {
   test("decides in process, counts each fallback, neither admits nor refuses everything; shared again after", async () => {
-    const upstream = new URL(TEST_REDIS_URL);
-    const proxy = await startTcpProxy({ hostname: upstream.hostname, port: Number(upstream.port || 6379) });
-    const prefix = randomRedisPrefix();
-    prefixes.push(prefix);
-    const { observer, fallbacks } = countingObserver();
-    const limiter = await createRedisRateLimiter({
-      url: `redis://127.0.0.1:${proxy.port}`,
-      keyPrefix: prefix,
-      logger: createLogger(() => {}),
-      observer,
-      commandTimeoutMs: 200,
-    });
+    const { proxy, limiter, fallbacks } = await limiterBehindProxy(200);
     try {
       // Through Redis: two admitted of the window, nothing counted as a fallback.
       expect((await takeN(limiter, 2, "svc_o", 5)).every((d) => d.allowed)).toBe(true);
@@ -201,18 +207,7 @@ describe.skipIf(!redisUp)("Redis limiter while Redis is unreachable", () => {
 
 describe.skipIf(!redisUp)("Redis limiter behind a silent partition", () => {
   test("only the first decision waits for the command timeout; the rest are decided in process at once", async () => {
-    const upstream = new URL(TEST_REDIS_URL);
-    const proxy = await startTcpProxy({ hostname: upstream.hostname, port: Number(upstream.port || 6379) });
-    const prefix = randomRedisPrefix();
-    prefixes.push(prefix);
-    const { observer, fallbacks } = countingObserver();
-    const limiter = await createRedisRateLimiter({
-      url: `redis://127.0.0.1:${proxy.port}`,
-      keyPrefix: prefix,
-      logger: createLogger(() => {}),
-      observer,
-      commandTimeoutMs: 300,
-    });
+    const { proxy, limiter, fallbacks } = await limiterBehindProxy(300);
     try {
       expect((await takeN(limiter, 1, "svc_b", 4))[0]?.allowed).toBe(true);
       proxy.blackhole();
