@@ -18,7 +18,7 @@ import {
 import type { Feed, FeedPage, StreamItem } from "../domain/feed.ts";
 import type { Logger } from "../logger.ts";
 import { bearerCredential } from "./admission.ts";
-import { principalOf } from "./context.ts";
+import { type CallContext, principalOf } from "./context.ts";
 import { eventMessage } from "./convert.ts";
 import { connectErrorFor, toConnectError } from "./errors.ts";
 import { rpcMethod } from "./method.ts";
@@ -61,40 +61,35 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
     }
   }
 
+  /** One page of the feed for a ListFeed request (REST's long poll and the RPC alike). */
+  function pageOf(req: ListFeedRequest, ctx: CallContext, signal: AbortSignal | undefined): Promise<FeedPage> {
+    return feed.listFeed(
+      principalOf(ctx),
+      {
+        after: req.after,
+        limit: req.limit,
+        serviceId: req.serviceId,
+        start: startOf(req.start),
+        waitSeconds: req.waitSeconds,
+      },
+      signal,
+    );
+  }
+
   return {
     openStream,
 
     /** The page as the domain returned it, for the REST gateway's byte-level body. */
     listFeedPage: async (req: ListFeedRequest, ctx: StreamContext): Promise<FeedPage> => {
       try {
-        return await feed.listFeed(
-          principalOf(ctx),
-          {
-            after: req.after,
-            limit: req.limit,
-            serviceId: req.serviceId,
-            start: startOf(req.start),
-            waitSeconds: req.waitSeconds,
-          },
-          ctx.signal,
-        );
+        return await pageOf(req, ctx, ctx.signal);
       } catch (error) {
         throw toConnectError(error, logger);
       }
     },
 
     listFeed: rpcMethod(logger, async (req: ListFeedRequest, ctx) => {
-      const page = await feed.listFeed(
-        principalOf(ctx),
-        {
-          after: req.after,
-          limit: req.limit,
-          serviceId: req.serviceId,
-          start: startOf(req.start),
-          waitSeconds: req.waitSeconds,
-        },
-        (ctx as Partial<StreamContext>).signal,
-      );
+      const page = await pageOf(req, ctx, (ctx as Partial<StreamContext>).signal);
       return create(ListFeedResponseSchema, {
         data: page.items.map((i) => eventMessage(i.event)),
         nextCursor: page.nextCursor,
