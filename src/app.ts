@@ -23,7 +23,7 @@ import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
 import { escapedErrorHandler } from "./gateway/errors.ts";
-import { createGateway, observedGateway } from "./gateway/gateway.ts";
+import { createGateway, loggedGateway } from "./gateway/gateway.ts";
 import { healthBody, nativeHealthRoutes } from "./gateway/health.ts";
 import type { Logger } from "./logger.ts";
 import { createPrometheusMetrics } from "./metrics/prometheus.ts";
@@ -293,7 +293,7 @@ export async function createApp(options: AppOptions) {
     /** What the domain and the listeners report to (the no-op one with INTAKE_METRICS=false). */
     observer,
     /** Every request through the gateway, with its metrics and access-log line. */
-    fetch: observedGateway(gateway, requests),
+    fetch: loggedGateway(gateway, requests),
     /** Bun.serve `routes` served without the gateway's dispatch (the health probe). */
     nativeRoutes: nativeHealthRoutes(await healthBody(impls), requests),
     /** Bun.serve `error`: whatever escapes the handlers is a 500 in the contract's shape. */

@@ -128,32 +128,23 @@ export function serviceIdInPath(pathname: string, index: number): string | null 
 }
 
 /**
- * Wraps a fetch handler with the request's metrics and access-log line. `routeOf` names the
- * route template the handler matched (read after it answered); `serviceOf` the service a route
- * names in its path, for the log.
+ * Wraps a fetch handler with the request's access-log line (INTAKE_ACCESS_LOG); without it,
+ * the handler itself. The gateway counts its requests for the metrics in its own hooks.
+ * `routeOf` names the route template the handler matched (read after it answered);
+ * `serviceOf` the service a route names in its path.
  */
-export function observeFetch(
+export function logFetch(
   handle: (request: Request) => Promise<Response>,
   seen: RequestObserver,
   routeOf: (request: Request) => string,
   serviceOf: (route: string, request: Request) => string | null = () => null,
 ): (request: Request) => Promise<Response> {
-  if (!seen.enabled) return handle;
-  const { observer } = seen;
-  if (!seen.accessLog) {
-    return async (request) => {
-      const started = performance.now();
-      const response = await handle(request);
-      observer.httpRequest(routeOf(request), request.method, response.status, (performance.now() - started) / 1000);
-      return response;
-    };
-  }
+  if (!seen.accessLog) return handle;
   return async (request) => {
     const started = performance.now();
     const answered = await handle(request);
     const elapsed = performance.now() - started;
     const route = routeOf(request);
-    observer.httpRequest(route, request.method, answered.status, elapsed / 1000);
     const { response, bytes } = await measuredResponse(answered);
     seen.log({
       method: request.method,

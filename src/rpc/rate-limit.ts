@@ -9,20 +9,27 @@ export const RATE_LIMIT_POLICY_HEADER = "ratelimit-policy";
 export const RATE_LIMIT_HEADER = "ratelimit";
 export const RETRY_AFTER_HEADER = "retry-after";
 
-/** `RateLimit-Policy: "api";q=<limit>;w=<window seconds>` */
-export function policyField(d: RateDecision): string {
-  return `"${d.policy}";q=${d.limit};w=${d.windowSeconds}`;
-}
+/**
+ * The last `RateLimit-Policy` value written per policy name: a deployment's limit is the same on
+ * every response, so its text is built once instead of per request (bench/README.md, the
+ * limits' cost). A service's own limit just replaces the entry.
+ */
+const lastPolicyField = new Map<string, { limit: number; windowSeconds: number; field: string }>();
 
-/** `RateLimit: "api";r=<remaining>;t=<seconds until the window resets>` */
-export function rateLimitField(d: RateDecision): string {
-  return `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`;
+/** `RateLimit-Policy: "api";q=<limit>;w=<window seconds>` */
+function policyField(d: RateDecision): string {
+  const last = lastPolicyField.get(d.policy);
+  if (last !== undefined && last.limit === d.limit && last.windowSeconds === d.windowSeconds) return last.field;
+  const field = `"${d.policy}";q=${d.limit};w=${d.windowSeconds}`;
+  lastPolicyField.set(d.policy, { limit: d.limit, windowSeconds: d.windowSeconds, field });
+  return field;
 }
 
 /** Writes the fields of `d` (plus Retry-After when it refused) into `headers`. */
 export function setRateLimitHeaders(headers: Headers, d: RateDecision): void {
   headers.set(RATE_LIMIT_POLICY_HEADER, policyField(d));
-  headers.set(RATE_LIMIT_HEADER, rateLimitField(d));
+  // `RateLimit: "api";r=<remaining>;t=<seconds until the window resets>`
+  headers.set(RATE_LIMIT_HEADER, `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`);
   if (!d.allowed) headers.set(RETRY_AFTER_HEADER, String(d.resetSeconds));
 }
 
