@@ -5,7 +5,12 @@ export const JSON_TYPE = "application/json; charset=utf-8";
 export const REQUEST_ID_HEADER = "x-request-id";
 
 export function json(status: number, body: unknown, headers?: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": JSON_TYPE, ...headers } });
+  return jsonText(status, JSON.stringify(body), headers);
+}
+
+/** A JSON answer whose text is already built. */
+export function jsonText(status: number, text: string, headers?: Record<string, string>): Response {
+  return new Response(text, { status, headers: { "content-type": JSON_TYPE, ...headers } });
 }
 
 export interface ErrorBody {

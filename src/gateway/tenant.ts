@@ -1,14 +1,30 @@
 import { create } from "@bufbuild/protobuf";
 import { Elysia } from "elysia";
+import type { Tenant } from "../../gen/intake/v1/tenant_pb.ts";
 import { GetTenantRequestSchema, UpdateTenantRequestSchema } from "../../gen/intake/v1/tenant_pb.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
-import { ELYSIA_SETTINGS, json } from "./http.ts";
+import { ELYSIA_SETTINGS, json, jsonText } from "./http.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity } from "./responses.ts";
 import { TenantRecordSchema, UpdateTenantBody } from "./schemas.ts";
 import { tenantJson } from "./serialize.ts";
 
 const getTenantRequest = create(GetTenantRequestSchema);
+
+/**
+ * The JSON text of a tenant message, once per message: GetTenant answers the same frozen message
+ * for as long as the tenant's record is cached (rpc/tenant.ts).
+ */
+const texts = new WeakMap<Tenant, string>();
+
+function tenantText(tenant: Tenant): string {
+  let text = texts.get(tenant);
+  if (text === undefined) {
+    text = JSON.stringify(tenantJson(tenant));
+    texts.set(tenant, text);
+  }
+  return text;
+}
 
 export function tenantRoutes(impls: RpcImpls, kit: Kit) {
   const { tenant } = impls;
@@ -19,7 +35,7 @@ export function tenantRoutes(impls: RpcImpls, kit: Kit) {
       "/v1/tenant",
       async ({ call }) => {
         const res = await tenant.getTenant(getTenantRequest, call);
-        return json(200, tenantJson(res.tenant!));
+        return jsonText(200, tenantText(res.tenant!));
       },
       {
         bearer: "intake.v1.TenantService/GetTenant",
