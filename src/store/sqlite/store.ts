@@ -7,7 +7,7 @@
  * waits (busy_timeout) instead of failing on a lock upgrade.
  */
 import type { Database } from "bun:sqlite";
-import { and, asc, type Column, desc, eq, gt, inArray, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { ownerToKeep } from "../../domain/access.ts";
 import type { AuditRecord } from "../../domain/audit.ts";
@@ -22,15 +22,16 @@ import type {
   ServiceChanges,
   Store,
 } from "../../domain/ports/store.ts";
-import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
+import type { ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
 import { fromAuditRow, toAuditRow } from "../audit-rows.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createEventInsert, type InsertEvents } from "./event-insert.ts";
+import { createEventReads, type EventReads } from "./event-reads.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
-import { apiTokens, auditEvents, events, services, setupCodes, tenants } from "./schema.ts";
+import { apiTokens, auditEvents, services, setupCodes, tenants } from "./schema.ts";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for a private in-process database. */
@@ -70,7 +71,7 @@ function activeOwnerCondition(now: number): SQL | undefined {
  * `<name>First` (no cursor) and `<name>After` (`id < :before`): one table's page, newest first,
  * `LIMIT :limit`, prepared.
  */
-function listPages<N extends string, T extends typeof apiTokens | typeof services | typeof events>(
+function listPages<N extends string, T extends typeof apiTokens | typeof services>(
   db: BunSQLiteDatabase,
   name: N,
   table: T,
@@ -163,7 +164,6 @@ function buildStatements(db: BunSQLiteDatabase) {
     ...listPages(db, "tokens", apiTokens, and(eq(apiTokens.tenantId, p("tenantId")), isNull(apiTokens.revokedAt))),
     ...listPages(db, "tokensWithRevoked", apiTokens, eq(apiTokens.tenantId, p("tenantId"))),
     ...listPages(db, "services", services, eq(services.tenantId, p("tenantId"))),
-    ...listPages(db, "events", events, eq(events.serviceId, p("serviceId"))),
     // Never moves last_used_at backwards: instances flush their buffers in any order.
     touchLastUsed: db
       .update(apiTokens)
@@ -212,6 +212,13 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     refuseIfClosed();
     statements ??= buildStatements(db);
     return statements;
+  };
+  // The event reads skip drizzle altogether (event-reads.ts); prepared on first use likewise.
+  let eventStatements: EventReads | undefined;
+  const eventReads = () => {
+    refuseIfClosed();
+    eventStatements ??= createEventReads(client);
+    return eventStatements;
   };
   let insertEvents: InsertEvents | undefined;
 
@@ -434,45 +441,10 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
         });
       },
 
-      list: (serviceId, query) =>
-        run((): EventRecord[] => page(stmt().eventsFirst, stmt().eventsAfter, { serviceId }, query)),
-
-      feed: (tenantId, query) =>
-        run((): EventRecord[] =>
-          db
-            .select()
-            .from(events)
-            .where(
-              and(
-                eq(events.tenantId, tenantId),
-                query.serviceId === undefined ? undefined : eq(events.serviceId, query.serviceId),
-                gt(events.position, query.after),
-              ),
-            )
-            .orderBy(asc(events.position))
-            .limit(query.limit)
-            .all(),
-        ),
-
-      feedHead: (tenantId) =>
-        run(
-          (): number =>
-            db
-              .select({ head: max(events.position) })
-              .from(events)
-              .where(eq(events.tenantId, tenantId))
-              .get()?.head ?? 0,
-        ),
-
-      get: (tenantId, id) =>
-        run(
-          (): EventRecord | null =>
-            db
-              .select()
-              .from(events)
-              .where(and(eq(events.id, id), eq(events.tenantId, tenantId)))
-              .get() ?? null,
-        ),
+      list: (serviceId, query) => run(() => eventReads().list(serviceId, query)),
+      feed: (tenantId, query) => run(() => eventReads().feed(tenantId, query)),
+      feedHead: (tenantId) => run(() => eventReads().feedHead(tenantId)),
+      get: (tenantId, id) => run(() => eventReads().get(tenantId, id)),
 
       // A short IMMEDIATE transaction per batch: ingest waits for at most one batch's delete.
       deleteOlderThan: (cutoff, batch) =>
