@@ -57,8 +57,12 @@ export interface FeedItem {
   cursor: string;
 }
 
+/**
+ * A page carries one cursor, after its last event: a page reader resumes only from there, so
+ * the per-event cursors a stream hands out (FeedItem) are not computed for a page.
+ */
 export interface FeedPage {
-  items: FeedItem[];
+  events: EventRecord[];
   /** Never null: the request's own position when nothing new was there. */
   nextCursor: string;
 }
@@ -188,11 +192,6 @@ export function createFeed(deps: FeedDeps) {
     return start === "latest" ? store.events.feedHead(principal.tenantId) : 0;
   }
 
-  function items(tenantId: string, rows: EventRecord[]): FeedItem[] {
-    const tag = tenantTag(tenantId);
-    return rows.map((event) => ({ event, cursor: encodeFeedCursor(tenantId, event.position, tag) }));
-  }
-
   /** `GET /v1/feed` / ListFeed: oldest first; with `wait`, held until something arrives. */
   async function listFeed(principal: Principal, request: FeedRequest, signal?: AbortSignal): Promise<FeedPage> {
     const limit = checkLimit(request.limit);
@@ -221,9 +220,8 @@ export function createFeed(deps: FeedDeps) {
         waiter.close();
       }
     }
-    const page = items(tenantId, rows);
-    const last = page[page.length - 1];
-    return { items: page, nextCursor: last ? last.cursor : encodeFeedCursor(tenantId, position) };
+    const last = rows[rows.length - 1];
+    return { events: rows, nextCursor: encodeFeedCursor(tenantId, last ? last.position : position) };
   }
 
   /** `GET /v1/events/{id}` / GetEvent: another tenant's event is a 404 like an unknown one. */

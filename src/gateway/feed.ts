@@ -1,7 +1,8 @@
 /**
  * The feed routes (docs/feed.md): `GET /v1/feed` (pages and long polls), `GET /v1/feed/stream`
  * (Server-Sent Events) and `GET /v1/events/{id}`. Events are written as bytes around each
- * stored payload, which is embedded verbatim, never re-serialized (as the events listing does).
+ * stored payload, which is embedded verbatim, never re-serialized (event-json.ts, as the
+ * events listing does).
  */
 import { create } from "@bufbuild/protobuf";
 import { ConnectError } from "@connectrpc/connect";
@@ -9,10 +10,9 @@ import { Elysia, t } from "elysia";
 import { FeedStart, ListFeedRequestSchema, StreamFeedRequestSchema } from "../../gen/intake/v1/feed_pb.ts";
 import { GetEventRequestSchema } from "../../gen/intake/v1/ingest_pb.ts";
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT_SECONDS } from "../domain/feed.ts";
-import { formatId } from "../domain/ids.ts";
-import type { EventRecord } from "../domain/types.ts";
 import { restErrorOf } from "../rpc/errors.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
+import { eventsJson } from "./event-json.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE } from "./http.ts";
 import { EventRecordSchema } from "./ingest.ts";
 import type { Kit } from "./kit.ts";
@@ -20,14 +20,6 @@ import { bearerSecurity } from "./responses.ts";
 import { component, IdParams, ServiceId } from "./schemas.ts";
 
 const utf8 = new TextEncoder();
-
-/** One event as JSON bytes: the §4 event object with its stored payload embedded as is. */
-function eventBytes(e: EventRecord, parts: Uint8Array[]): void {
-  const head =
-    `{"id":"${formatId("evt", e.id)}","service_id":"${formatId("svc", e.serviceId)}",` +
-    `"received_at":"${new Date(e.receivedAt).toISOString()}","idempotency_key":${JSON.stringify(e.idempotencyKey)},"payload":`;
-  parts.push(utf8.encode(head), e.payload, utf8.encode("}"));
-}
 
 const Cursor = t.String({ minLength: 1, description: "a cursor this tenant was given (next_cursor, or an SSE id)" });
 const Start = t.Union([t.Literal("earliest"), t.Literal("latest")], {
@@ -94,13 +86,8 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
           }),
           { values: call.values, signal: request.signal, requestHeader: request.headers },
         );
-        const parts: Uint8Array[] = [utf8.encode('{"data":[')];
-        page.items.forEach((item, i) => {
-          if (i > 0) parts.push(utf8.encode(","));
-          eventBytes(item.event, parts);
-        });
-        parts.push(utf8.encode(`],"next_cursor":${JSON.stringify(page.nextCursor)}}`));
-        return new Response(Buffer.concat(parts), { status: 200, headers: { "content-type": JSON_TYPE } });
+        const body = eventsJson('{"data":[', page.events, `],"next_cursor":${JSON.stringify(page.nextCursor)}}`);
+        return new Response(body, { status: 200, headers: { "content-type": JSON_TYPE } });
       },
       {
         bearer: "intake.v1.EventFeedService/ListFeed",
@@ -149,10 +136,9 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
                   controller.enqueue(sse(": keep-alive\n\n"));
                   return;
                 }
-                const parts: Uint8Array[] = [utf8.encode(`id: ${item.item.cursor}\nevent: event\ndata: `)];
-                eventBytes(item.item.event, parts);
-                parts.push(utf8.encode("\n\n"));
-                controller.enqueue(Buffer.concat(parts));
+                controller.enqueue(
+                  eventsJson(`id: ${item.item.cursor}\nevent: event\ndata: `, [item.item.event], "\n\n"),
+                );
               } catch (error) {
                 // Why the stream ended, for readers that look; then the connection closes.
                 const rest = error instanceof ConnectError ? restErrorOf(error) : null;
@@ -213,23 +199,25 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
         const res = await ingest.getEvent(create(GetEventRequestSchema, { id: params.id }), call);
         const e = res.event;
         if (!e) throw new Error("GetEvent answered without an event");
-        const parts: Uint8Array[] = [];
         const receivedAt = e.receivedAt
           ? Number(e.receivedAt.seconds) * 1000 + Math.floor(e.receivedAt.nanos / 1e6)
           : 0;
-        eventBytes(
-          {
-            id: e.id.slice(4),
-            tenantId: "",
-            serviceId: e.serviceId.slice(4),
-            receivedAt,
-            idempotencyKey: e.idempotencyKey ?? null,
-            payload: e.payload,
-            position: 0,
-          },
-          parts,
+        const body = eventsJson(
+          "",
+          [
+            {
+              id: e.id.slice(4),
+              tenantId: "",
+              serviceId: e.serviceId.slice(4),
+              receivedAt,
+              idempotencyKey: e.idempotencyKey ?? null,
+              payload: e.payload,
+              position: 0,
+            },
+          ],
+          "",
         );
-        return new Response(Buffer.concat(parts), { status: 200, headers: { "content-type": JSON_TYPE } });
+        return new Response(body, { status: 200, headers: { "content-type": JSON_TYPE } });
       },
       {
         bearer: "intake.v1.IngestService/GetEvent",

@@ -91,7 +91,7 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
     listFeed: rpcMethod(logger, async (req: ListFeedRequest, ctx) => {
       const page = await pageOf(req, ctx, (ctx as Partial<StreamContext>).signal);
       return create(ListFeedResponseSchema, {
-        data: page.items.map((i) => eventMessage(i.event)),
+        data: page.events.map(eventMessage),
         nextCursor: page.nextCursor,
       });
     }),
