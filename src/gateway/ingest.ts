@@ -1,18 +1,15 @@
 /**
  * Ingest routes (docs/ingest.md). The ingest route takes the body unparsed: the signature covers the
  * exact bytes, so they are read once (capped), verified, and stored as they came. The events
- * listing embeds each stored payload verbatim by concatenating bytes, never re-serializing.
+ * listing embeds each stored payload verbatim (event-json.ts), never re-serializing.
  */
 import { create } from "@bufbuild/protobuf";
 import { Elysia, t } from "elysia";
-import {
-  IngestRequestSchema,
-  ListEventsRequestSchema,
-  type ListEventsResponse,
-} from "../../gen/intake/v1/ingest_pb.ts";
+import { IngestRequestSchema, ListEventsRequestSchema } from "../../gen/intake/v1/ingest_pb.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { tagCall } from "../rpc/observe.ts";
+import { eventsJson } from "./event-json.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE, json, readCapped } from "./http.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity } from "./responses.ts";
@@ -75,21 +72,6 @@ const IngestHeaders = t.Object(
 
 const IngestParams = t.Object({ service_id: ServiceId });
 
-const utf8 = new TextEncoder();
-
-/** The listing as bytes: JSON text around each payload's stored bytes, which are already a JSON object. */
-function eventsBody(page: ListEventsResponse): Uint8Array {
-  const parts: Uint8Array[] = [utf8.encode('{"data":[')];
-  page.data.forEach((e, i) => {
-    const head =
-      `${i === 0 ? "" : ","}{"id":${JSON.stringify(e.id)},"service_id":${JSON.stringify(e.serviceId)},` +
-      `"received_at":${JSON.stringify(iso(e.receivedAt))},"idempotency_key":${JSON.stringify(e.idempotencyKey ?? null)},"payload":`;
-    parts.push(utf8.encode(head), e.payload, utf8.encode("}"));
-  });
-  parts.push(utf8.encode(`],"next_cursor":${JSON.stringify(page.nextCursor ?? null)}}`));
-  return Buffer.concat(parts);
-}
-
 export function ingestRoutes(impls: RpcImpls, kit: Kit, limits: Limits) {
   const { ingest } = impls;
   const limit = limits.eventBytes;
@@ -147,11 +129,13 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit, limits: Limits) {
     .get(
       "/v1/services/:id/events",
       async ({ call, params, query }) => {
-        const res = await ingest.listEvents(
+        const page = await ingest.listEventsPage(
           create(ListEventsRequestSchema, { serviceId: params.id, limit: query.limit, cursor: query.cursor }),
           call,
         );
-        return new Response(eventsBody(res), { status: 200, headers: { "content-type": JSON_TYPE } });
+        // Each stored payload embedded verbatim, never re-serialized (event-json.ts).
+        const body = eventsJson('{"data":[', page.items, `],"next_cursor":${JSON.stringify(page.nextCursor)}}`);
+        return new Response(body, { status: 200, headers: { "content-type": JSON_TYPE } });
       },
       {
         bearer: "intake.v1.IngestService/ListEvents",

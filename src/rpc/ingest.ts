@@ -4,11 +4,14 @@ import {
   GetEventResponseSchema,
   IngestResponseSchema,
   type IngestService,
+  type ListEventsRequest,
   ListEventsResponseSchema,
 } from "../../gen/intake/v1/ingest_pb.ts";
 import type { Feed } from "../domain/feed.ts";
 import { formatId, parseId } from "../domain/ids.ts";
 import { type Ingest, SignatureRefused } from "../domain/ingest.ts";
+import type { Page } from "../domain/pagination.ts";
+import type { EventRecord } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
 import { type CallContext, ingestServiceKey, principalOf, signatureFailureKey } from "./context.ts";
 import { eventMessage, ts } from "./convert.ts";
@@ -30,6 +33,11 @@ export interface IngestEdge {
   admitService(serviceId: string, context: CallContext): void | Promise<void>;
   /** The 413 for a body the edge stopped reading at the event limit (counted in metrics). */
   payloadTooLarge(): ConnectError;
+  /**
+   * ListEvents' page as the domain returned it, for the REST gateway's byte-level body (no
+   * protobuf message per event); ListEvents itself is built on the same call.
+   */
+  listEventsPage(req: ListEventsRequest, context: CallContext): Promise<Page<EventRecord>>;
 }
 
 /**
@@ -48,6 +56,9 @@ export type IngestImpl = Impl<typeof IngestService> & IngestEdge;
 
 export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Logger }): IngestImpl {
   const { ingest, feed, logger } = deps;
+  const listEventsPage = rpcMethod(logger, (req: ListEventsRequest, ctx) =>
+    ingest.listEvents(principalOf(ctx), req.serviceId, { limit: req.limit, cursor: req.cursor }),
+  );
   return {
     admitService(serviceId, context) {
       noteService(context, serviceId);
@@ -91,8 +102,10 @@ export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Log
       });
     }),
 
+    listEventsPage,
+
     listEvents: rpcMethod(logger, async (req, ctx) => {
-      const page = await ingest.listEvents(principalOf(ctx), req.serviceId, { limit: req.limit, cursor: req.cursor });
+      const page = await listEventsPage(req, ctx);
       return create(ListEventsResponseSchema, {
         data: page.items.map(eventMessage),
         nextCursor: page.nextCursor ?? undefined,
