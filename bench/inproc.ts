@@ -16,6 +16,10 @@
  * bench/lib/feed-floor.ts, on the same file: the in-process denominator). To profile: `bun --cpu-prof bench/inproc.ts ...`, then bench/profile.ts
  * on the file.
  *
+ * `--store postgres` runs the app on a scratch database of the local PostgreSQL server
+ * (bench/lib/postgres.ts; dropped at the end) instead of a SQLite file; feed1000floor is
+ * SQLite only.
+ *
  * `--root <checkout>` runs another checkout's app (src/) under this harness, for scenarios the
  * other checkout's own bench/inproc.ts does not have yet:
  * `bun bench/inproc.ts --root /work/main --scenario feed1000`.
@@ -31,6 +35,7 @@ import type * as IdsModule from "../src/domain/ids.ts";
 import type * as LoggerModule from "../src/logger.ts";
 import { feedFloor } from "./lib/feed-floor.ts";
 import { eventBody, signatureHeader } from "./lib/pool.ts";
+import { createScratchDatabase } from "./lib/postgres.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -38,6 +43,7 @@ const { values: flags } = parseArgs({
     n: { type: "string", default: "20000" },
     warmup: { type: "string", default: "2000" },
     root: { type: "string", default: resolve(import.meta.dir, "..") },
+    store: { type: "string", default: "sqlite" },
   },
 });
 
@@ -49,8 +55,21 @@ const { createIdGenerator } = (await import(src("domain/ids.ts"))) as typeof Ids
 
 const BASE = "http://intake.test";
 const dir = mkdtempSync(join(tmpdir(), "intake-inproc-"));
+let dropDatabase = async () => {};
 try {
-  const config = parseConfig({ INTAKE_DATA_DIR: dir, INTAKE_GRPC_PORT: "0", INTAKE_API_DOCS: "false" });
+  const env: Record<string, string> = { INTAKE_DATA_DIR: dir, INTAKE_GRPC_PORT: "0", INTAKE_API_DOCS: "false" };
+  if (flags.store === "postgres") {
+    if (flags.scenario === "feed1000floor") throw new Error("feed1000floor reads a SQLite file");
+    const scratch = await createScratchDatabase();
+    if ("unreachable" in scratch) throw new Error(`PostgreSQL: ${scratch.unreachable}`);
+    dropDatabase = scratch.drop;
+    env.DATABASE_URL = scratch.url;
+    env.INTAKE_TOKEN_PEPPER = "inproc-pepper-inproc-pepper-inproc-pepper";
+    env.INTAKE_SECRETS_KEY = Buffer.alloc(32, 7).toString("base64");
+  } else if (flags.store !== "sqlite") {
+    throw new Error(`--store sqlite or postgres, not ${flags.store}`);
+  }
+  const config = parseConfig(env);
   const app = await createApp({ config, keys: loadKeyMaterial(config), logger: createLogger(() => {}) });
   const boot = await app.domain.tokens.bootstrapTenant({ name: "Bench", permissionMode: "role_based" });
   const auth = { authorization: `Bearer ${boot.token}` };
@@ -151,4 +170,5 @@ try {
   await app.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
+  await dropDatabase();
 }
