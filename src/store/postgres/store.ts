@@ -4,7 +4,7 @@
  * database itself: unique indexes, one transaction per batch, a tenant row lock for revocation.
  */
 import { SQL as BunSQL } from "bun";
-import { and, asc, type Column, desc, eq, gt, inArray, isNull, lt, max, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
 import { ownerToKeep } from "../../domain/access.ts";
 import type { AuditRecord } from "../../domain/audit.ts";
@@ -24,7 +24,8 @@ import { fromAuditRow, toAuditRow } from "../audit-rows.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
-import { apiTokens, auditEvents, events, services, setupCodes, tenants } from "./schema.ts";
+import * as eventReads from "./event-reads.ts";
+import { apiTokens, auditEvents, services, setupCodes, tenants } from "./schema.ts";
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` */
@@ -569,50 +570,36 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
 
     events: {
       insertBatch: (batch) => guard(() => insertBatch(batch)),
+      // Bun's client directly, not drizzle (event-reads.ts).
       list: (serviceId, query) =>
-        guard(() =>
-          db
-            .select()
-            .from(events)
-            .where(and(eq(events.serviceId, serviceId), pageCondition(events.id, query)))
-            .orderBy(desc(events.id))
-            .limit(query.limit),
+        guard(async () =>
+          eventReads.eventRecords(
+            await (query.before === undefined
+              ? client.unsafe(eventReads.LIST_FIRST, [serviceId, query.limit])
+              : client.unsafe(eventReads.LIST_AFTER, [serviceId, query.limit, query.before])
+            ).values(),
+          ),
         ),
 
       feed: (tenantId, query) =>
-        guard(() =>
-          db
-            .select()
-            .from(events)
-            .where(
-              and(
-                eq(events.tenantId, tenantId),
-                query.serviceId === undefined ? undefined : eq(events.serviceId, query.serviceId),
-                gt(events.position, query.after),
-              ),
-            )
-            .orderBy(asc(events.position))
-            .limit(query.limit),
+        guard(async () =>
+          eventReads.eventRecords(
+            await (query.serviceId === undefined
+              ? client.unsafe(eventReads.FEED, [tenantId, query.after, query.limit])
+              : client.unsafe(eventReads.FEED_OF_SERVICE, [tenantId, query.after, query.limit, query.serviceId])
+            ).values(),
+          ),
         ),
 
       feedHead: (tenantId) =>
         guard(async () => {
-          const [row] = await db
-            .select({ head: max(events.position) })
-            .from(events)
-            .where(eq(events.tenantId, tenantId));
-          return Number(row?.head ?? 0);
+          const [row] = await client.unsafe(eventReads.FEED_HEAD, [tenantId]).values();
+          return Number(row?.[0] ?? 0);
         }),
 
       get: (tenantId, id) =>
         guard(
-          async () =>
-            (
-              await db
-                .select()
-                .from(events)
-                .where(and(eq(events.id, id), eq(events.tenantId, tenantId)))
-            )[0] ?? null,
+          async () => eventReads.eventRecords(await client.unsafe(eventReads.ONE, [id, tenantId]).values())[0] ?? null,
         ),
 
       deleteOlderThan: (cutoff, batch) =>
