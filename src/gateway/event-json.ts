@@ -14,6 +14,9 @@ import type { EventRecord } from "../domain/types.ts";
 const CLOSE = 0x7d; // "}"
 const COMMA = 0x2c; // ","
 
+/** "000Z" … "999Z": the end of an RFC 3339 time with milliseconds. */
+const MILLIS_Z = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, "0")}Z`);
+
 /**
  * `prefix`, the events as JSON objects separated by commas, then `suffix`, as UTF-8 bytes.
  * The text parts are what the caller's contract says around them (`{"data":[` … `]}` for a
@@ -22,18 +25,23 @@ const COMMA = 0x2c; // ","
 export function eventsJson(prefix: string, events: readonly EventRecord[], suffix: string): Buffer {
   const heads = new Array<string>(events.length);
   let total = Buffer.byteLength(prefix) + Buffer.byteLength(suffix) + Math.max(0, events.length - 1);
-  // Events of one batch often share their millisecond: one Date and toISOString per distinct time.
-  let lastMs = Number.NaN;
-  let lastIso = "";
+  // received_at as Date#toISOString writes it, with one Date per distinct second rather than
+  // one per event (a tenth of the cost on a page of events received seconds apart).
+  let second = Number.NaN;
+  let secondIso = ""; // "2026-11-23T17:00:00."
   for (let i = 0; i < events.length; i++) {
     const e = events[i] as EventRecord;
-    if (e.receivedAt !== lastMs) {
-      lastMs = e.receivedAt;
-      lastIso = new Date(lastMs).toISOString();
+    const ms = Math.trunc(e.receivedAt); // as Date does
+    // Date's own range, which a whole second's prefix would not check for each millisecond.
+    if (!(Math.abs(ms) <= 8.64e15)) throw new RangeError(`Invalid time value: ${e.receivedAt}`);
+    const s = Math.floor(ms / 1000);
+    if (s !== second) {
+      secondIso = new Date(s * 1000).toISOString().slice(0, -4);
+      second = s;
     }
     const head =
       `{"id":"${formatId("evt", e.id)}","service_id":"${formatId("svc", e.serviceId)}",` +
-      `"received_at":"${lastIso}","idempotency_key":${JSON.stringify(e.idempotencyKey)},"payload":`;
+      `"received_at":"${secondIso}${MILLIS_Z[ms - s * 1000]}","idempotency_key":${JSON.stringify(e.idempotencyKey)},"payload":`;
     heads[i] = head;
     total += Buffer.byteLength(head) + e.payload.byteLength + 1;
   }

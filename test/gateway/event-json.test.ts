@@ -45,3 +45,31 @@ test("no events: the prefix and suffix alone", () => {
     '{"data":[],"next_cursor":"x"}',
   );
 });
+
+test("received_at is exactly what Date#toISOString writes, across seconds, days, 1970 and year 10000", () => {
+  const times = [
+    0,
+    1,
+    999,
+    1_000,
+    -1,
+    -999,
+    -1_000,
+    -1_001,
+    86_399_999,
+    86_400_000,
+    Date.UTC(2026, 10, 23, 23, 59, 59, 999),
+    Date.UTC(2026, 10, 24),
+    Date.UTC(2026, 10, 24, 0, 0, 0, 1),
+    Date.UTC(10_000, 0, 1, 0, 0, 1, 500),
+    Date.UTC(2026, 0, 1) + 0.7,
+  ];
+  const events = times.map((t, i) => event(i, t, "{}"));
+  const page = JSON.parse(new TextDecoder().decode(eventsJson("[", events, "]")));
+  expect(page.map((e: { received_at: string }) => e.received_at)).toEqual(times.map((t) => new Date(t).toISOString()));
+});
+
+test("a time Date cannot write is an error, not a wrong answer", () => {
+  expect(() => eventsJson("[", [event(1, 8.64e15 + 1, "{}")], "]")).toThrow(RangeError);
+  expect(() => eventsJson("[", [event(1, Number.NaN, "{}")], "]")).toThrow(RangeError);
+});
