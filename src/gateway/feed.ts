@@ -10,6 +10,7 @@ import { Elysia, t } from "elysia";
 import { FeedStart, ListFeedRequestSchema, StreamFeedRequestSchema } from "../../gen/intake/v1/feed_pb.ts";
 import { GetEventRequestSchema } from "../../gen/intake/v1/ingest_pb.ts";
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT_SECONDS } from "../domain/feed.ts";
+import type { EventRecord } from "../domain/types.ts";
 import { restErrorOf } from "../rpc/errors.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { eventsJson } from "./event-json.ts";
@@ -67,6 +68,28 @@ function startOf(start: string | undefined): FeedStart {
 /** An SSE message or comment. */
 function sse(text: string): Uint8Array {
   return utf8.encode(text);
+}
+
+/**
+ * One event as an SSE message. `data:` is one line (docs/feed.md), and SSE ends a line at any
+ * CR or LF, so a payload's line breaks are sent as spaces: JSON allows them only as whitespace
+ * between tokens (inside a string they are escaped), so the JSON means the same. Pages,
+ * GET /v1/events/{id} and the RPC stream carry the exact bytes.
+ */
+function sseEvent(cursor: string, event: EventRecord): Uint8Array {
+  const head = `id: ${cursor}\nevent: event\ndata: `;
+  const message = eventsJson(head, [event], "\n\n");
+  const end = message.length - 2;
+  for (const lineBreak of [0x0a, 0x0d]) {
+    for (
+      let at = message.indexOf(lineBreak, head.length);
+      at >= 0 && at < end;
+      at = message.indexOf(lineBreak, at + 1)
+    ) {
+      message[at] = 0x20;
+    }
+  }
+  return message;
 }
 
 export function feedRoutes(impls: RpcImpls, kit: Kit) {
@@ -136,9 +159,7 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
                   controller.enqueue(sse(": keep-alive\n\n"));
                   return;
                 }
-                controller.enqueue(
-                  eventsJson(`id: ${item.item.cursor}\nevent: event\ndata: `, [item.item.event], "\n\n"),
-                );
+                controller.enqueue(sseEvent(item.item.cursor, item.item.event));
               } catch (error) {
                 // Why the stream ended, for readers that look; then the connection closes.
                 const rest = error instanceof ConnectError ? restErrorOf(error) : null;

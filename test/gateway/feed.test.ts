@@ -228,6 +228,19 @@ describe("GET /v1/feed/stream", () => {
     await resumed.close();
   });
 
+  test("data: stays one line for a payload with line breaks between its tokens; the page keeps the exact bytes", async () => {
+    world = await createWorld();
+    const s = await world.createService();
+    const body = '{"a": 1,\r\n  "b":\n"x\\ny",\r"c": "é"\n}\n';
+    const id = await ingest(world, s, body);
+    const stream = await openStream(world);
+    await stream.until(() => stream.events().length === 1);
+    const event = JSON.parse(stream.events()[0]?.data as string);
+    expect(event).toMatchObject({ id, payload: { a: 1, b: "x\ny", c: "é" } });
+    await stream.close();
+    expect((await feed(world)).text).toContain(`"payload":${body}}`);
+  });
+
   test("intake_feed_streams counts open streams and drops when one ends", async () => {
     world = await createWorld();
     const gauge = async () => {
