@@ -12,7 +12,7 @@ import type { RateLimit } from "./ports/rate-limiter.ts";
 import type { ServiceChanges, Store } from "./ports/store.ts";
 import { rateLimitIssues } from "./rate-limits.ts";
 import type { Sealer } from "./sealing.ts";
-import type { Clock, Principal, ServiceRecord } from "./types.ts";
+import type { Clock, Principal, ServiceRecord, ServiceSummary } from "./types.ts";
 import { checkName, throwIfIssues } from "./validation.ts";
 
 /**
@@ -116,7 +116,7 @@ export function createServices(deps: ServiceDeps) {
     return { record, signingSecret };
   }
 
-  async function listServices(principal: Principal, request: PageRequest): Promise<Page<ServiceRecord>> {
+  async function listServices(principal: Principal, request: PageRequest): Promise<Page<ServiceSummary>> {
     const scope = { list: "services", tenantId: principal.tenantId };
     const { limit, before } = pageQuery(request, scope);
     const rows = await store.services.list(principal.tenantId, {

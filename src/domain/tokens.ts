@@ -28,6 +28,7 @@ import {
   SCOPES,
   type Scope,
   type TokenRecord,
+  type TokenSummary,
 } from "./types.ts";
 import { checkName, throwIfIssues } from "./validation.ts";
 
@@ -217,7 +218,7 @@ export function createTokens(deps: TokenDeps) {
   async function listTokens(
     principal: Principal,
     request: PageRequest & { includeRevoked?: boolean },
-  ): Promise<Page<TokenRecord>> {
+  ): Promise<Page<TokenSummary>> {
     const scope = { list: "api_tokens", tenantId: principal.tenantId };
     const { limit, before } = pageQuery(request, scope);
     const rows = await store.tokens.list(principal.tenantId, {

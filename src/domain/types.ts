@@ -36,6 +36,9 @@ export interface TokenRecord {
   revokedAt: number | null;
 }
 
+/** A token as a list page shows it: no tenant and no digest (docs/store.md, "List pages"). */
+export type TokenSummary = Omit<TokenRecord, "tenantId" | "digest">;
+
 export interface ServiceRecord {
   id: string;
   tenantId: string;
@@ -56,6 +59,12 @@ export interface ServiceRecord {
   rateLimitLimit: number | null;
   rateLimitWindowSeconds: number | null;
 }
+
+/**
+ * A service as a list page shows it: no tenant (the list is one tenant's) and no sealed secrets,
+ * which a list never shows, so the store does not read them (docs/store.md, "List pages").
+ */
+export type ServiceSummary = Omit<ServiceRecord, "tenantId" | "secretCiphertext" | "previousSecretCiphertext">;
 
 export interface EventRecord {
   id: string;

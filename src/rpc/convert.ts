@@ -9,7 +9,7 @@ import { type Tenant, TenantSchema } from "../../gen/intake/v1/tenant_pb.ts";
 import type { AuditRecord, AuditTarget } from "../domain/audit.ts";
 import { formatId } from "../domain/ids.ts";
 import { isRepresentableTime } from "../domain/time.ts";
-import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../domain/types.ts";
+import type { EventRecord, ServiceSummary, TenantRecord, TokenSummary } from "../domain/types.ts";
 
 /**
  * Every timestamp of a response is built here. One the encoders cannot write (a row stored
@@ -35,7 +35,8 @@ export function msOf(value: Timestamp): number {
   return timestampMs(value);
 }
 
-export function tokenMessage(record: TokenRecord): ApiToken {
+/** A full record or a list's summary: the message needs nothing a summary leaves out. */
+export function tokenMessage(record: TokenSummary): ApiToken {
   return create(ApiTokenSchema, {
     id: formatId("tok", record.id),
     name: record.name,
@@ -50,7 +51,8 @@ export function tokenMessage(record: TokenRecord): ApiToken {
   });
 }
 
-export function serviceMessage(record: ServiceRecord): Service {
+/** A full record or a list's summary: never a secret, a ciphertext or the tenant. */
+export function serviceMessage(record: ServiceSummary): Service {
   return create(ServiceSchema, {
     id: formatId("svc", record.id),
     serviceName: record.serviceName,

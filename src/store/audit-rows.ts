@@ -1,6 +1,7 @@
 /**
- * AuditRecord ↔ the audit_events row, the same on both dialects: actor and target are stored
- * flat (type and id columns) so that the list filters are indexed equality.
+ * AuditRecord → the audit_events row, the same on both dialects: actor and target are stored
+ * flat (type and id columns) so that the list filters are indexed equality. Read back by the
+ * list page's own mapping (list-rows.ts).
  */
 import type { AuditActor, AuditChanges, AuditRecord, AuditTargetType } from "../domain/audit.ts";
 
@@ -29,20 +30,5 @@ export function toAuditRow(record: AuditRecord): AuditRow {
     targetId: record.target.id,
     requestId: record.requestId,
     changes: record.changes,
-  };
-}
-
-export function fromAuditRow(row: AuditRow): AuditRecord {
-  const actor: AuditActor =
-    row.actorType === "api_token" ? { type: "api_token", id: row.actorId ?? "" } : { type: row.actorType };
-  return {
-    id: row.id,
-    tenantId: row.tenantId,
-    occurredAt: row.occurredAt,
-    action: row.action,
-    actor,
-    target: { type: row.targetType, id: row.targetId },
-    requestId: row.requestId,
-    changes: row.changes,
   };
 }

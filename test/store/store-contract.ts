@@ -381,6 +381,24 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         expect(pages.flat()).toEqual([...created].reverse());
       });
 
+      test("list shows every field of a token but its tenant and digest, as stored", async () => {
+        const { tenant, owner } = await seedTenant();
+        const child = await addToken(tenant.id, {
+          name: "deploy",
+          scope: "read_only",
+          role: "admin",
+          createdBy: owner.id,
+          expiresAt: NOW + HOUR,
+          lastUsedAt: NOW + 5,
+        });
+        expect((await revoke(tenant.id, child.id, NOW + 7)).kind).toBe("revoked");
+        const summary = ({ tenantId: _tenant, digest: _digest, ...shown }: TokenRecord) => shown;
+        expect(await store.tokens.list(tenant.id, { limit: 10, includeRevoked: true })).toStrictEqual([
+          summary({ ...child, revokedAt: NOW + 7 }),
+          summary(owner),
+        ]);
+      });
+
       test("list hides revoked tokens unless includeRevoked is set", async () => {
         const { tenant, owner } = await seedTenant();
         const kept = await addToken(tenant.id);
@@ -603,6 +621,27 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         );
         expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
         expect(pages.flat()).toEqual([...created].reverse());
+      });
+
+      test("list shows every field of a service but its tenant and sealed secrets, as stored", async () => {
+        const { tenant } = await seedTenant();
+        const plain = await addService(tenant.id);
+        const rotated = await addService(tenant.id, {
+          isMonitored: false,
+          previousSecretCiphertext: `sealed-${randomHex(8)}`,
+          previousSecretExpiresAt: NOW + HOUR,
+          secretRotatedAt: NOW + 3,
+          updatedAt: NOW + 3,
+          rateLimitLimit: 50,
+          rateLimitWindowSeconds: 10,
+        });
+        const summary = ({
+          tenantId: _tenant,
+          secretCiphertext: _current,
+          previousSecretCiphertext: _previous,
+          ...shown
+        }: ServiceRecord) => shown;
+        expect(await store.services.list(tenant.id, { limit: 10 })).toStrictEqual([summary(rotated), summary(plain)]);
       });
 
       test("update sets and clears the rate limit as a whole, leaving the other fields", async () => {

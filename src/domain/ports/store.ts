@@ -1,5 +1,5 @@
 import type { AuditAction, AuditRecord, AuditTarget } from "../audit.ts";
-import type { EventRecord, ServiceRecord, TenantRecord, TokenRecord } from "../types.ts";
+import type { EventRecord, ServiceRecord, ServiceSummary, TenantRecord, TokenRecord, TokenSummary } from "../types.ts";
 import type { RateLimit } from "./rate-limiter.ts";
 
 /**
@@ -44,7 +44,7 @@ export type RevokeOutcome =
 export interface TokenRepo {
   findByDigest(digest: string): Promise<TokenRecord | null>;
   get(tenantId: string, id: string): Promise<TokenRecord | null>;
-  list(tenantId: string, query: PageQuery & { includeRevoked: boolean }): Promise<TokenRecord[]>;
+  list(tenantId: string, query: PageQuery & { includeRevoked: boolean }): Promise<TokenSummary[]>;
   /**
    * `prefix_taken` when the prefix (unique over all rows ever) is already used: then nothing,
    * the audit record neither, is written. Otherwise the token and its audit record, in one transaction.
@@ -85,7 +85,7 @@ export interface ServiceRepo {
   get(tenantId: string, id: string): Promise<ServiceRecord | null>;
   /** Tenant-less lookup for ingest, where the caller is a sender, not a token. */
   getById(id: string): Promise<ServiceRecord | null>;
-  list(tenantId: string, query: PageQuery): Promise<ServiceRecord[]>;
+  list(tenantId: string, query: PageQuery): Promise<ServiceSummary[]>;
   /**
    * Applies the given fields (absent ones stay as they are) and sets `updated_at`; returns the
    * updated row, or null when it does not exist. `rateLimit: null` clears the service's own limit.

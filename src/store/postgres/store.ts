@@ -4,23 +4,25 @@
  * database itself: unique indexes, one transaction per batch, a tenant row lock for revocation.
  */
 import { SQL as BunSQL } from "bun";
-import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
 import { ownerToKeep } from "../../domain/access.ts";
 import type { AuditRecord } from "../../domain/audit.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { idFloor } from "../../domain/ids.ts";
-import type {
-  AuditQuery,
-  InsertEventResult,
-  NewEvent,
-  PageQuery,
-  RevokeOutcome,
-  ServiceChanges,
-  Store,
-} from "../../domain/ports/store.ts";
+import type { InsertEventResult, NewEvent, RevokeOutcome, ServiceChanges, Store } from "../../domain/ports/store.ts";
 import type { ServiceRecord, TenantRecord } from "../../domain/types.ts";
-import { fromAuditRow, toAuditRow } from "../audit-rows.ts";
+import { toAuditRow } from "../audit-rows.ts";
+import {
+  auditListStatement,
+  auditRecord,
+  type ListStatement,
+  postgresPlaceholder,
+  serviceListStatement,
+  serviceSummary,
+  tokenListStatement,
+  tokenSummary,
+} from "../list-rows.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
@@ -106,26 +108,11 @@ async function unbounded<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-function pageCondition(idColumn: Column, query: PageQuery): SQL | undefined {
-  return query.before === undefined ? undefined : lt(idColumn, query.before);
-}
-
 type Transaction = Parameters<Parameters<BunSQLDatabase["transaction"]>[0]>[0];
 
 /** Inside the change's own transaction: a failure here rolls the change back with it. */
 async function writeAudit(tx: Transaction, record: AuditRecord | null): Promise<void> {
   if (record) await tx.insert(auditEvents).values(toAuditRow(record));
-}
-
-function auditConditions(tenantId: string, query: AuditQuery): SQL | undefined {
-  return and(
-    eq(auditEvents.tenantId, tenantId),
-    query.action === undefined ? undefined : eq(auditEvents.action, query.action),
-    query.target === undefined
-      ? undefined
-      : and(eq(auditEvents.targetId, query.target.id), eq(auditEvents.targetType, query.target.type)),
-    pageCondition(auditEvents.id, query),
-  );
 }
 
 function buildStatements(db: BunSQLDatabase) {
@@ -289,6 +276,14 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     }
   }
 
+  /**
+   * A list page (list-rows.ts) through Bun's client, as positional values: its texts are
+   * constant per combination of filters, so each connection prepares each once.
+   */
+  async function listRows(statement: ListStatement): Promise<unknown[][]> {
+    return (await client.unsafe(statement.text, statement.params).values()) as unknown[][];
+  }
+
   async function insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
     if (batch.length === 0) return [];
 
@@ -376,20 +371,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
         ),
 
       list: (tenantId, query) =>
-        guard(() =>
-          db
-            .select()
-            .from(apiTokens)
-            .where(
-              and(
-                eq(apiTokens.tenantId, tenantId),
-                query.includeRevoked ? undefined : isNull(apiTokens.revokedAt),
-                pageCondition(apiTokens.id, query),
-              ),
-            )
-            .orderBy(desc(apiTokens.id))
-            .limit(query.limit),
-        ),
+        guard(async () => (await listRows(tokenListStatement(postgresPlaceholder, tenantId, query))).map(tokenSummary)),
 
       insert: (record, audit) =>
         guard(() =>
@@ -508,13 +490,8 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
       getById: (id) => guard(async () => (await statements.serviceById.execute({ id }))[0] ?? null),
 
       list: (tenantId, query) =>
-        guard(() =>
-          db
-            .select()
-            .from(services)
-            .where(and(eq(services.tenantId, tenantId), pageCondition(services.id, query)))
-            .orderBy(desc(services.id))
-            .limit(query.limit),
+        guard(async () =>
+          (await listRows(serviceListStatement(postgresPlaceholder, tenantId, query))).map(serviceSummary),
         ),
 
       update: (tenantId, id, changes, now, audit) =>
@@ -612,14 +589,9 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     audit: {
       list: (tenantId, query) =>
         guard(async () =>
-          (
-            await db
-              .select()
-              .from(auditEvents)
-              .where(auditConditions(tenantId, query))
-              .orderBy(desc(auditEvents.id))
-              .limit(query.limit)
-          ).map(fromAuditRow),
+          (await listRows(auditListStatement(postgresPlaceholder, tenantId, query))).map((row) =>
+            auditRecord(row, tenantId),
+          ),
         ),
 
       // Oldest first, a bounded batch per statement: each call holds its row locks briefly.

@@ -6,24 +6,32 @@
  * transactions use BEGIN IMMEDIATE so that another process (or the worker) sharing the file
  * waits (busy_timeout) instead of failing on a lock upgrade.
  */
-import type { Database } from "bun:sqlite";
-import { and, type Column, desc, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
+import { and, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { ownerToKeep } from "../../domain/access.ts";
 import type { AuditRecord } from "../../domain/audit.ts";
 import { idFloor } from "../../domain/ids.ts";
 import type {
-  AuditQuery,
   InsertEventResult,
   NewEvent,
-  PageQuery,
   RevokeOutcome,
   SecretRotation,
   ServiceChanges,
   Store,
 } from "../../domain/ports/store.ts";
 import type { ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
-import { fromAuditRow, toAuditRow } from "../audit-rows.ts";
+import { toAuditRow } from "../audit-rows.ts";
+import {
+  auditListStatement,
+  auditRecord,
+  type ListStatement,
+  serviceListStatement,
+  serviceSummary,
+  sqlitePlaceholder,
+  tokenListStatement,
+  tokenSummary,
+} from "../list-rows.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
@@ -67,67 +75,11 @@ function activeOwnerCondition(now: number): SQL | undefined {
   );
 }
 
-/**
- * `<name>First` (no cursor) and `<name>After` (`id < :before`): one table's page, newest first,
- * `LIMIT :limit`, prepared.
- */
-function listPages<N extends string, T extends typeof apiTokens | typeof services>(
-  db: BunSQLiteDatabase,
-  name: N,
-  table: T,
-  where: SQL | undefined,
-) {
-  const build = (before: SQL | undefined) =>
-    db
-      .select()
-      .from(table as typeof apiTokens)
-      .where(and(where, before))
-      .orderBy(desc(table.id))
-      .limit(sql.placeholder("limit"))
-      .prepare() as unknown as PageStatement<T["$inferSelect"]>;
-  return {
-    [`${name}First`]: build(undefined),
-    [`${name}After`]: build(lt(table.id, sql.placeholder("before"))),
-  } as Record<`${N}First` | `${N}After`, PageStatement<T["$inferSelect"]>>;
-}
-
-/** What `page` needs of a prepared list statement. */
-interface PageStatement<Row> {
-  all(params: Record<string, unknown>): Row[];
-}
-
-/** Runs a first/after pair with the page's parameters. */
-function page<Row, P extends object>(
-  first: { all(params: P & { limit: number }): Row[] },
-  after: { all(params: P & { limit: number; before: string }): Row[] },
-  params: P,
-  query: PageQuery,
-): Row[] {
-  return query.before === undefined
-    ? first.all({ ...params, limit: query.limit })
-    : after.all({ ...params, limit: query.limit, before: query.before });
-}
-
 type Transaction = Parameters<Parameters<BunSQLiteDatabase["transaction"]>[0]>[0];
 
 /** Inside the change's own transaction: a throw here rolls the change back with it. */
 function writeAudit(tx: Transaction, record: AuditRecord | null): void {
   if (record) tx.insert(auditEvents).values(toAuditRow(record)).run();
-}
-
-function pageConditions(idColumn: Column, query: PageQuery): SQL | undefined {
-  return query.before === undefined ? undefined : lt(idColumn, query.before);
-}
-
-function auditConditions(tenantId: string, query: AuditQuery): SQL | undefined {
-  return and(
-    eq(auditEvents.tenantId, tenantId),
-    query.action === undefined ? undefined : eq(auditEvents.action, query.action),
-    query.target === undefined
-      ? undefined
-      : and(eq(auditEvents.targetId, query.target.id), eq(auditEvents.targetType, query.target.type)),
-    pageConditions(auditEvents.id, query),
-  );
 }
 
 function buildStatements(db: BunSQLiteDatabase) {
@@ -158,12 +110,6 @@ function buildStatements(db: BunSQLiteDatabase) {
       .from(services)
       .where(eq(services.id, p("id")))
       .prepare(),
-    // The list pages, prepared once like the lookups: building a query with drizzle on every
-    // call cost more than reading and mapping its rows (docs/store.md). Each comes twice, as
-    // the first page and as the page after a cursor.
-    ...listPages(db, "tokens", apiTokens, and(eq(apiTokens.tenantId, p("tenantId")), isNull(apiTokens.revokedAt))),
-    ...listPages(db, "tokensWithRevoked", apiTokens, eq(apiTokens.tenantId, p("tenantId"))),
-    ...listPages(db, "services", services, eq(services.tenantId, p("tenantId"))),
     // Never moves last_used_at backwards: instances flush their buffers in any order.
     touchLastUsed: db
       .update(apiTokens)
@@ -221,6 +167,18 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     return eventStatements;
   };
   let insertEvents: InsertEvents | undefined;
+  // The list pages of services, tokens and audit events (list-rows.ts): raw statements, one per
+  // text (a handful: which filters a page has), prepared on first use and kept.
+  const listStatements = new Map<string, Statement>();
+  const listRows = (statement: ListStatement): unknown[][] => {
+    refuseIfClosed();
+    let prepared = listStatements.get(statement.text);
+    if (!prepared) {
+      prepared = client.prepare(statement.text);
+      listStatements.set(statement.text, prepared);
+    }
+    return prepared.values(...(statement.params as SQLQueryBindings[])) as unknown[][];
+  };
 
   return {
     dialect: "sqlite",
@@ -255,12 +213,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       get: (tenantId, id) => run((): TokenRecord | null => stmt().tokenGet.get({ tenantId, id }) ?? null),
 
       list: (tenantId, query) =>
-        run((): TokenRecord[] => {
-          const st = stmt();
-          return query.includeRevoked
-            ? page(st.tokensWithRevokedFirst, st.tokensWithRevokedAfter, { tenantId }, query)
-            : page(st.tokensFirst, st.tokensAfter, { tenantId }, query);
-        }),
+        run(() => listRows(tokenListStatement(sqlitePlaceholder, tenantId, query)).map(tokenSummary)),
 
       insert: (record, audit) =>
         run(() =>
@@ -364,7 +317,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       getById: (id) => run((): ServiceRecord | null => stmt().serviceById.get({ id }) ?? null),
 
       list: (tenantId, query) =>
-        run((): ServiceRecord[] => page(stmt().servicesFirst, stmt().servicesAfter, { tenantId }, query)),
+        run(() => listRows(serviceListStatement(sqlitePlaceholder, tenantId, query)).map(serviceSummary)),
 
       update: (tenantId, id, changes, now, audit) =>
         run(() =>
@@ -460,15 +413,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
 
     audit: {
       list: (tenantId, query) =>
-        run((): AuditRecord[] =>
-          db
-            .select()
-            .from(auditEvents)
-            .where(auditConditions(tenantId, query))
-            .orderBy(desc(auditEvents.id))
-            .limit(query.limit)
-            .all()
-            .map(fromAuditRow),
+        run(() =>
+          listRows(auditListStatement(sqlitePlaceholder, tenantId, query)).map((row) => auditRecord(row, tenantId)),
         ),
 
       // Oldest first, a bounded batch per statement: each call holds the write lock briefly.
