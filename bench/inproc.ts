@@ -9,7 +9,8 @@
  *   done
  *
  * Scenarios: tenant (authenticated GET /v1/tenant, bench scenario 2), services20, services100,
- * tokens20 (lists on a tenant with 40 services and 25 tokens), events100 (a page of 100 events of
+ * tokens20 (lists on a tenant with 40 services and 25 tokens), audit20 (its audit log: the 67
+ * events of that seeding, 20 a page), events100 (a page of 100 events of
  * 1 KiB), feed1000 (bench scenario 8: 5,000 events of 1 KiB written through the store port like
  * bench/lib/feed.ts, then `GET /v1/feed?limit=1000` paged from the start, starting over at the
  * end; n counts pages), feed1000floor (the same pages from bench scenario 8's floor handler,
@@ -125,6 +126,7 @@ try {
     services20: "/v1/services?limit=20",
     services100: "/v1/services?limit=100",
     tokens20: "/v1/api_tokens?limit=20",
+    audit20: "/v1/audit_events?limit=20",
     events100: `/v1/services/${target.id}/events?limit=100`,
     feed1000: "/v1/feed?limit=1000",
     feed1000floor: "/v1/feed?limit=1000",
