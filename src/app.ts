@@ -18,7 +18,7 @@ import type { RateLimiter } from "./domain/ports/rate-limiter.ts";
 import type { Store } from "./domain/ports/store.ts";
 import { createRetentionSweeper, type RetentionTable } from "./domain/retention.ts";
 import { createSealer } from "./domain/sealing.ts";
-import { createServices, type SigningMaterial } from "./domain/services.ts";
+import { createServices, type HeldServiceList, type SigningMaterial } from "./domain/services.ts";
 import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
@@ -176,9 +176,13 @@ export function createDomain(deps: {
     logger,
     audit,
   });
+  // A tenant's service list (up to SERVICE_LIST_HELD), for the list pages the console and
+  // integrations call most; invalidated by every change like the entries above (docs/cache.md).
+  const listCache = cache.namespace<HeldServiceList>("svl", { ttlMs: 60_000, negativeTtlMs: 0, maxEntries: 10_000 });
   const services = createServices({
     store,
     signingCache,
+    listCache,
     sealer,
     clock,
     newId,

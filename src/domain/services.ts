@@ -45,10 +45,24 @@ export function ownRateLimit(record: ServiceRecord): RateLimit | null {
   return { limit: record.rateLimitLimit, windowSeconds: record.rateLimitWindowSeconds };
 }
 
+/**
+ * A tenant's whole service list, newest first, as the list pages show it: held while it has at
+ * most `SERVICE_LIST_HELD` services (`all: null` says it has more, and pages are read from the
+ * store). docs/cache.md, "Service lists".
+ */
+export interface HeldServiceList {
+  all: ServiceSummary[] | null;
+}
+
+/** Past this many services a tenant's pages are read from the store, not held whole. */
+export const SERVICE_LIST_HELD = 200;
+
 export interface ServiceDeps {
   store: Store;
   /** Keyed by raw service id; every mutation invalidates before it answers. */
   signingCache: CacheNamespace<SigningMaterial>;
+  /** Keyed by tenant id; every create, update, rotation and delete invalidates before it answers. */
+  listCache: CacheNamespace<HeldServiceList>;
   sealer: Sealer;
   clock: Clock;
   newId: () => string;
@@ -69,8 +83,25 @@ function sameLimit(a: RateLimit | null, b: RateLimit | null): boolean {
   return a === b || (a !== null && b !== null && a.limit === b.limit && a.windowSeconds === b.windowSeconds);
 }
 
+/** The index of the first service whose id sorts below `before` in a list sorted by id, descending. */
+function firstBelow(all: readonly ServiceSummary[], before: string): number {
+  let low = 0;
+  let high = all.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((all[middle] as ServiceSummary).id < before) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
 export function createServices(deps: ServiceDeps) {
-  const { store, clock, sealer, audit } = deps;
+  const { store, clock, sealer, audit, listCache } = deps;
+
+  /** After a service changed: ingest's material and the tenant's held list, everywhere, before answering. */
+  async function changed(tenantId: string, serviceId: string): Promise<void> {
+    await Promise.all([deps.signingCache.invalidate(serviceId), listCache.invalidate(tenantId)]);
+  }
 
   async function getService(principal: Principal, id: string): Promise<ServiceRecord> {
     const raw = parseId("svc", id);
@@ -113,12 +144,34 @@ export function createServices(deps: ServiceDeps) {
     if ((await store.services.insert(record, event)) === "name_taken") {
       throw new DomainError("service_name_taken", `A service named "${serviceName}" already exists in this tenant.`);
     }
+    await listCache.invalidate(principal.tenantId);
     return { record, signingSecret };
   }
 
+  /** The tenant's whole list when it is small enough to hold (HeldServiceList). */
+  async function heldList(tenantId: string): Promise<HeldServiceList | null> {
+    const peeked = listCache.peek(tenantId);
+    if (peeked !== undefined) return peeked;
+    return listCache.getOrLoad(tenantId, async () => {
+      const rows = await store.services.list(tenantId, { limit: SERVICE_LIST_HELD + 1 });
+      return { all: rows.length > SERVICE_LIST_HELD ? null : rows };
+    });
+  }
+
+  /**
+   * Pages of a tenant with at most SERVICE_LIST_HELD services are cut from its held list (the
+   * same order and keyset as the store's: ids descending, `before` exclusive); a larger tenant's
+   * pages are read from the store.
+   */
   async function listServices(principal: Principal, request: PageRequest): Promise<Page<ServiceSummary>> {
     const scope = { list: "services", tenantId: principal.tenantId };
     const { limit, before } = pageQuery(request, scope);
+    const held = await heldList(principal.tenantId);
+    if (held?.all) {
+      const all = held.all;
+      const start = before === undefined ? 0 : firstBelow(all, before);
+      return toPage(all.slice(start, start + limit + 1), limit, scope);
+    }
     const rows = await store.services.list(principal.tenantId, {
       limit: limit + 1,
       ...(before !== undefined && { before }),
@@ -158,7 +211,7 @@ export function createServices(deps: ServiceDeps) {
     );
     const updated = await store.services.update(principal.tenantId, current.id, changes, clock.now(), event);
     if (!updated) throw notFound("service");
-    await deps.signingCache.invalidate(current.id);
+    await changed(principal.tenantId, current.id);
     return updated;
   }
 
@@ -169,7 +222,7 @@ export function createServices(deps: ServiceDeps) {
       id: current.id,
     });
     if (!(await store.services.delete(principal.tenantId, current.id, event))) throw notFound("service");
-    await deps.signingCache.invalidate(current.id);
+    await changed(principal.tenantId, current.id);
   }
 
   /** The replaced secret verifies until now + grace; a second rotation inside the window retires the oldest. */
@@ -197,7 +250,7 @@ export function createServices(deps: ServiceDeps) {
       event,
     );
     if (!updated) throw notFound("service");
-    await deps.signingCache.invalidate(current.id);
+    await changed(principal.tenantId, current.id);
     return { record: updated, signingSecret };
   }
 

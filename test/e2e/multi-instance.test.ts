@@ -150,6 +150,29 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
     expect((await ingest(b, service.id, service.signing_secret)).status).toBe(401);
   });
 
+  test("B's service list shows a service created, paused and deleted through A at once, though B had just listed", async () => {
+    const names = async () => {
+      const res = await b.fetch("/v1/services?limit=100", { token: owner });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: Array<{ service_name: string; is_monitored: boolean }> }).data;
+    };
+    const before = await names(); // B now holds the tenant's list
+    const service = await createService(a, "listed-on-b");
+    const after = await names();
+    expect(after).toHaveLength(before.length + 1);
+    expect(after[0]).toMatchObject({ service_name: "listed-on-b", is_monitored: true });
+    const paused = await a.fetch(`/v1/services/${service.id}`, {
+      method: "PATCH",
+      token: owner,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ is_monitored: false }),
+    });
+    expect(paused.status).toBe(200);
+    expect((await names())[0]).toMatchObject({ service_name: "listed-on-b", is_monitored: false });
+    expect((await a.fetch(`/v1/services/${service.id}`, { method: "DELETE", token: owner })).status).toBe(204);
+    expect((await names()).map((s) => s.service_name)).not.toContain("listed-on-b");
+  });
+
   test("races between A and B are decided by the database: one name, one idempotency key, one last owner", async () => {
     const names = await Promise.all(
       [a, b].map((on) =>

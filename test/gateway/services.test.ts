@@ -74,6 +74,55 @@ test("service list is newest first and keyset pages cover every service exactly 
   expect(seen).toEqual([...created].reverse());
 });
 
+test("the list follows every change at once: create, pause, rate limit, rotation and delete (a held list is invalidated)", async () => {
+  world = await createWorld();
+  const listed = async () => (await world.request("GET", "/v1/services")).body.data as Array<Record<string, unknown>>;
+  const first = await world.createService("first");
+  expect((await listed()).map((s) => s.id)).toEqual([first.id]);
+  const second = await world.createService("second");
+  expect((await listed()).map((s) => s.id)).toEqual([second.id, first.id]);
+
+  expect((await world.request("PATCH", `/v1/services/${first.id}`, { body: { is_monitored: false } })).status).toBe(
+    200,
+  );
+  expect((await listed())[1]).toMatchObject({ id: first.id, is_monitored: false });
+
+  const limit = { limit: 7, window_seconds: 60 };
+  expect((await world.request("PATCH", `/v1/services/${first.id}`, { body: { rate_limit: limit } })).status).toBe(200);
+  expect((await listed())[1]?.rate_limit).toEqual(limit);
+
+  world.clock.advance(5_000);
+  const rotated = await world.request("POST", `/v1/services/${second.id}/secret_rotations`);
+  expect(rotated.status).toBe(201);
+  expect((await listed())[0]).toMatchObject({
+    id: second.id,
+    signing_secret_prefix: rotated.body.signing_secret.slice(0, 10),
+    secret_rotated_at: rotated.body.rotated_at,
+  });
+
+  expect((await world.request("DELETE", `/v1/services/${second.id}`)).status).toBe(204);
+  expect((await listed()).map((s) => s.id)).toEqual([first.id]);
+});
+
+test("a tenant with more services than are held whole (200) pages through every one from the store, newest first", async () => {
+  world = await createWorld();
+  const created: string[] = [];
+  for (let i = 0; i < 203; i++) created.push((await world.createService(`bulk-${i}`)).id);
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const suffix: string = cursor ? `&cursor=${cursor}` : "";
+    const reply = await world.request("GET", `/v1/services?limit=100${suffix}`);
+    expect(reply.status).toBe(200);
+    seen.push(...reply.body.data.map((s: { id: string }) => s.id));
+    cursor = reply.body.next_cursor;
+  } while (cursor !== null);
+  expect(seen).toEqual([...created].reverse());
+  // One deleted: 202 left, still more than are held; the next page 1 shows the change at once.
+  expect((await world.request("DELETE", `/v1/services/${created[202]}`)).status).toBe(204);
+  expect((await world.request("GET", "/v1/services?limit=1")).body.data[0].id).toBe(created[201]);
+});
+
 test("200 PATCH {} changes nothing, not even updated_at", async () => {
   world = await createWorld();
   const { id } = await world.createService();
