@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { Tenant } from "../../gen/intake/v1/tenant_pb.ts";
 import { GetTenantRequestSchema, UpdateTenantRequestSchema } from "../../gen/intake/v1/tenant_pb.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
+import { onceEach } from "../rpc/memo.ts";
 import { ELYSIA_SETTINGS, json, jsonText } from "./http.ts";
 import type { Kit } from "./kit.ts";
 import { bearerSecurity } from "./responses.ts";
@@ -11,20 +12,8 @@ import { tenantJson } from "./serialize.ts";
 
 const getTenantRequest = create(GetTenantRequestSchema);
 
-/**
- * The JSON text of a tenant message, once per message: GetTenant answers the same frozen message
- * for as long as the tenant's record is cached (rpc/tenant.ts).
- */
-const texts = new WeakMap<Tenant, string>();
-
-function tenantText(tenant: Tenant): string {
-  let text = texts.get(tenant);
-  if (text === undefined) {
-    text = JSON.stringify(tenantJson(tenant));
-    texts.set(tenant, text);
-  }
-  return text;
-}
+/** The JSON text of a tenant message, once per message: GetTenant answers the same one while the record is cached. */
+const tenantText = onceEach((tenant: Tenant) => JSON.stringify(tenantJson(tenant)));
 
 export function tenantRoutes(impls: RpcImpls, kit: Kit) {
   const { tenant } = impls;

@@ -15,7 +15,14 @@ import type { Logger } from "../logger.ts";
 import { principalOf, requestIdOf } from "./context.ts";
 import { serviceMessage, ts } from "./convert.ts";
 import type { Impl } from "./impl.ts";
+import { onceEach } from "./memo.ts";
 import { rpcMethod } from "./method.ts";
+
+/**
+ * A listed service's message, once per summary (memo.ts): a tenant's list is held in the cache
+ * (domain/services.ts), so its pages hand back the same summaries until a change replaces them.
+ */
+const listedMessage = onceEach(serviceMessage);
 
 export function createServiceRegistryImpl(deps: {
   services: Services;
@@ -38,7 +45,7 @@ export function createServiceRegistryImpl(deps: {
     listServices: rpcMethod(logger, async (req, ctx) => {
       const page = await services.listServices(principalOf(ctx), { limit: req.limit, cursor: req.cursor });
       return create(ListServicesResponseSchema, {
-        data: page.items.map(serviceMessage),
+        data: page.items.map(listedMessage),
         nextCursor: page.nextCursor ?? undefined,
       });
     }),

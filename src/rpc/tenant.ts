@@ -11,25 +11,17 @@ import type { Logger } from "../logger.ts";
 import { principalOf, requestIdOf } from "./context.ts";
 import { tenantMessage } from "./convert.ts";
 import type { Impl } from "./impl.ts";
+import { onceEach } from "./memo.ts";
 import { rpcMethod } from "./method.ts";
 
 /**
- * GetTenant's answer, built once per tenant record and frozen: the route answers from the cached
- * record on every call, and building the message (a Timestamp with a BigInt) was about a tenth of
- * its in-process cost (bench/README.md). A renamed tenant is a new record, so a new answer.
+ * GetTenant's answer, once per cached tenant record (memo.ts): building the message (a Timestamp
+ * with a BigInt) was about a tenth of the route's in-process cost.
  */
-const answers = new WeakMap<TenantRecord, GetTenantResponse>();
-
-function answerFor(record: TenantRecord): GetTenantResponse {
-  let answer = answers.get(record);
-  if (answer === undefined) {
-    const tenant = tenantMessage(record);
-    if (tenant.createdAt) Object.freeze(tenant.createdAt);
-    answer = Object.freeze(create(GetTenantResponseSchema, { tenant: Object.freeze(tenant) }));
-    answers.set(record, answer);
-  }
-  return answer;
-}
+const answerFor = onceEach(
+  (record: TenantRecord): GetTenantResponse =>
+    create(GetTenantResponseSchema, { tenant: Object.freeze(tenantMessage(record)) }),
+);
 
 export function createTenantImpl(deps: { tenants: Tenants; logger: Logger }): Impl<typeof TenantService> {
   const { tenants, logger } = deps;
