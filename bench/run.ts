@@ -367,10 +367,6 @@ async function sweepComparison(
         if (sweeping) {
           const left = await counter.count();
           windows.push({ deleted: before - left, left });
-          if (before - left <= 0 || left === 0)
-            problems.push(
-              `scenario 13 ${store}: the sweep was not deleting through a measured window (${before - left} deleted, ${left} left); seed more expired events`,
-            );
         }
         return sample;
       } finally {
@@ -382,8 +378,15 @@ async function sweepComparison(
     target(`Intake ingest, ${store}, no retention`, off, false),
     target(`Intake ingest, ${store}, during a retention sweep`, on, true),
   ])) as [Series, Series];
-  // The first window is the harness's warm-up run.
+  // The first window is the harness's warm-up run: not measured, so not judged either (its
+  // sweep may still be in the long pause after a first batch on a freshly copied file).
   const measured = windows.slice(1);
+  for (const w of measured) {
+    if (w.deleted <= 0 || w.left === 0)
+      problems.push(
+        `scenario 13 ${store}: the sweep was not deleting through a measured window (${w.deleted} deleted, ${w.left} left); seed more expired events`,
+      );
+  }
   const deleted = measured.reduce((sum, w) => sum + w.deleted, 0);
   const seconds = measured.length * settings.durationS;
   log(
