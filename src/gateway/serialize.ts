@@ -16,16 +16,20 @@ function twoDigits(n: number): string {
   return n < 10 ? `0${n}` : `${n}`;
 }
 
+/** Date's own range: ±100,000,000 days around the epoch. */
+const MAX_DATE_MS = 8.64e15;
+
 /**
- * RFC 3339 UTC, always with milliseconds: exactly `Date.prototype.toISOString`, but the date
- * part comes from a small cache of days and the time of day is formatted by hand, 3× faster
- * than a Date per value (a page of 20 services formats 40; bench/README.md, "11, 12. List
- * pages"). Times are within 0001..9999 (domain/time.ts), so the time of day is always the
+ * RFC 3339 UTC, always with milliseconds: exactly what `Date.prototype.toISOString` writes
+ * (a RangeError where it would throw), but the date part comes from a small cache of days and
+ * the time of day is formatted by hand, 3× faster than a Date per value. Every REST time goes
+ * through here: a page of 20 services formats 40, a feed page 1,000 (bench/README.md, "11, 12.
+ * List pages"). Whatever the date part (year 10000 is `+010000-…`), the time of day is the
  * last 13 characters of toISOString.
  */
-export function iso(value: Timestamp | undefined): string | null {
-  if (!value) return null;
-  const ms = Number(value.seconds) * 1000 + Math.floor(value.nanos / 1e6);
+export function isoOfMs(time: number): string {
+  if (!(Math.abs(time) <= MAX_DATE_MS)) throw new RangeError(`Invalid time value: ${time}`);
+  const ms = Math.trunc(time); // as Date does
   const day = Math.floor(ms / DAY_MS);
   let prefix = dayPrefixes.get(day);
   if (prefix === undefined) {
@@ -42,6 +46,12 @@ export function iso(value: Timestamp | undefined): string | null {
   const millis = rest - seconds * 1000;
   const milliText = millis < 10 ? `00${millis}` : millis < 100 ? `0${millis}` : `${millis}`;
   return `${prefix}${twoDigits(hours)}:${twoDigits(minutes)}:${twoDigits(seconds)}.${milliText}Z`;
+}
+
+/** A message's Timestamp as isoOfMs writes it; null when unset. */
+export function iso(value: Timestamp | undefined): string | null {
+  if (!value) return null;
+  return isoOfMs(Number(value.seconds) * 1000 + Math.floor(value.nanos / 1e6));
 }
 
 export function tokenJson(m: ApiToken) {
