@@ -28,6 +28,14 @@ describe("iso", () => {
     }
   });
 
+  test("is toISOString for runs of instants within one second, before and after the epoch (the last second's text is reused)", () => {
+    for (const second of [-62_135_596_800, -1, 0, 1_795_860_000]) {
+      for (const ms of [0, 1, 9, 10, 99, 100, 998, 999, 500, 0]) expectIsoOf(second * 1000 + ms);
+      expectIsoOf((second + 1) * 1000); // the next second
+      expectIsoOf(second * 1000 + 999); // and back
+    }
+  });
+
   test("an unset timestamp is null", () => {
     expect(iso(undefined)).toBeNull();
   });
