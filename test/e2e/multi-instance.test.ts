@@ -68,6 +68,16 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
     return (await res.json()) as { id: string; token: string };
   }
 
+  /** PATCH is_monitored through `on`: pausing (false) or resuming (true) a service. */
+  function setMonitored(on: IntakeProcess, id: string, monitored: boolean): Promise<Response> {
+    return on.fetch(`/v1/services/${id}`, {
+      method: "PATCH",
+      token: owner,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ is_monitored: monitored }),
+    });
+  }
+
   async function createService(on: IntakeProcess, name: string): Promise<{ id: string; signing_secret: string }> {
     const res = await on.fetch("/v1/services", {
       method: "POST",
@@ -122,23 +132,13 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
     expect((await ingest(b, service.id, service.signing_secret)).status).toBe(202);
     expect((await ingest(b, service.id, service.signing_secret)).status).toBe(202);
 
-    const paused = await a.fetch(`/v1/services/${service.id}`, {
-      method: "PATCH",
-      token: owner,
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ is_monitored: false }),
-    });
+    const paused = await setMonitored(a, service.id, false);
     expect(paused.status).toBe(200);
     const refused = await ingest(b, service.id, service.signing_secret);
     expect(refused.status).toBe(409);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("ingestion_paused");
 
-    const resumed = await a.fetch(`/v1/services/${service.id}`, {
-      method: "PATCH",
-      token: owner,
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ is_monitored: true }),
-    });
+    const resumed = await setMonitored(a, service.id, true);
     expect(resumed.status).toBe(200);
     expect((await ingest(b, service.id, service.signing_secret)).status).toBe(202);
   });
@@ -161,12 +161,7 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
     const after = await names();
     expect(after).toHaveLength(before.length + 1);
     expect(after[0]).toMatchObject({ service_name: "listed-on-b", is_monitored: true });
-    const paused = await a.fetch(`/v1/services/${service.id}`, {
-      method: "PATCH",
-      token: owner,
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ is_monitored: false }),
-    });
+    const paused = await setMonitored(a, service.id, false);
     expect(paused.status).toBe(200);
     expect((await names())[0]).toMatchObject({ service_name: "listed-on-b", is_monitored: false });
     expect((await a.fetch(`/v1/services/${service.id}`, { method: "DELETE", token: owner })).status).toBe(204);
