@@ -48,7 +48,7 @@ export function ownRateLimit(record: ServiceRecord): RateLimit | null {
 /**
  * A tenant's whole service list, newest first, as the list pages show it: held while it has at
  * most `SERVICE_LIST_HELD` services (`all: null` says it has more, and pages are read from the
- * store). docs/cache.md, "Service lists".
+ * store). docs/architecture.md, "A tenant's service list is held whole".
  */
 export interface HeldServiceList {
   all: ServiceSummary[] | null;
