@@ -10,7 +10,7 @@ import { ownerToKeep } from "../../domain/access.ts";
 import type { AuditRecord } from "../../domain/audit.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { idFloor } from "../../domain/ids.ts";
-import type { InsertEventResult, NewEvent, RevokeOutcome, ServiceChanges, Store } from "../../domain/ports/store.ts";
+import type { InsertEventResult, NewEvent, RevokeOutcome, Store } from "../../domain/ports/store.ts";
 import type { ServiceRecord, TenantRecord } from "../../domain/types.ts";
 import { toAuditRow } from "../audit-rows.ts";
 import {
@@ -26,6 +26,7 @@ import {
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
+import { rotationColumns, serviceColumns } from "../service-columns.ts";
 import * as eventReads from "./event-reads.ts";
 import { apiTokens, auditEvents, services, setupCodes, tenants } from "./schema.ts";
 
@@ -206,18 +207,6 @@ export const DELETE_OLDER_THAN =
  * Connects lazily: the first query opens the pool. Every method rejects with
  * `DomainError("unavailable")` when the server cannot be reached. Call `migrate()` first.
  */
-/** ServiceChanges → the columns they set; a rate limit is written whole or cleared whole. */
-function serviceColumns(changes: ServiceChanges, now: number) {
-  return {
-    ...(changes.isMonitored !== undefined && { isMonitored: changes.isMonitored }),
-    ...(changes.rateLimit !== undefined && {
-      rateLimitLimit: changes.rateLimit?.limit ?? null,
-      rateLimitWindowSeconds: changes.rateLimit?.windowSeconds ?? null,
-    }),
-    updatedAt: now,
-  };
-}
-
 export function createPostgresStore(options: PostgresStoreOptions): Store {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const openPool = () =>
@@ -513,15 +502,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
           db.transaction(async (tx): Promise<ServiceRecord | null> => {
             const [row] = await tx
               .update(services)
-              .set({
-                // The right-hand side of SET reads the row as it was before the UPDATE.
-                previousSecretCiphertext: sql`${services.secretCiphertext}`,
-                secretCiphertext: rotation.ciphertext,
-                signingSecretPrefix: rotation.prefix,
-                secretRotatedAt: rotation.rotatedAt,
-                previousSecretExpiresAt: rotation.previousExpiresAt,
-                updatedAt: rotation.rotatedAt,
-              })
+              .set(rotationColumns(rotation, sql`${services.secretCiphertext}`))
               .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
               .returning();
             if (!row) return null;

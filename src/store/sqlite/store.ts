@@ -12,14 +12,7 @@ import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { ownerToKeep } from "../../domain/access.ts";
 import type { AuditRecord } from "../../domain/audit.ts";
 import { idFloor } from "../../domain/ids.ts";
-import type {
-  InsertEventResult,
-  NewEvent,
-  RevokeOutcome,
-  SecretRotation,
-  ServiceChanges,
-  Store,
-} from "../../domain/ports/store.ts";
+import type { InsertEventResult, NewEvent, RevokeOutcome, SecretRotation, Store } from "../../domain/ports/store.ts";
 import type { ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
 import { toAuditRow } from "../audit-rows.ts";
 import {
@@ -35,6 +28,7 @@ import {
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
+import { rotationColumns, serviceColumns } from "../service-columns.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createEventInsert, type InsertEvents } from "./event-insert.ts";
 import { createEventReads, type EventReads } from "./event-reads.ts";
@@ -124,18 +118,6 @@ function buildStatements(db: BunSQLiteDatabase) {
  * `DomainError("unavailable")` when the file cannot be opened or is not a database.
  * Call `migrate()` before anything else.
  */
-/** ServiceChanges → the columns they set; a rate limit is written whole or cleared whole. */
-function serviceColumns(changes: ServiceChanges, now: number) {
-  return {
-    ...(changes.isMonitored !== undefined && { isMonitored: changes.isMonitored }),
-    ...(changes.rateLimit !== undefined && {
-      rateLimitLimit: changes.rateLimit?.limit ?? null,
-      rateLimitWindowSeconds: changes.rateLimit?.windowSeconds ?? null,
-    }),
-    updatedAt: now,
-  };
-}
-
 export function createSqliteStore(options: SqliteStoreOptions): Store {
   const client = openStoreDatabase(options.path);
   const db = drizzle({ client });
@@ -341,15 +323,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
             (tx): ServiceRecord | null => {
               const row = tx
                 .update(services)
-                .set({
-                  // The right-hand side of SET reads the row as it was before the UPDATE.
-                  previousSecretCiphertext: sql`${services.secretCiphertext}`,
-                  secretCiphertext: rotation.ciphertext,
-                  signingSecretPrefix: rotation.prefix,
-                  secretRotatedAt: rotation.rotatedAt,
-                  previousSecretExpiresAt: rotation.previousExpiresAt,
-                  updatedAt: rotation.rotatedAt,
-                })
+                .set(rotationColumns(rotation, sql`${services.secretCiphertext}`))
                 .where(and(eq(services.tenantId, tenantId), eq(services.id, id)))
                 .returning()
                 .get();
