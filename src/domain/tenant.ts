@@ -4,6 +4,7 @@
 
 import { type Audit, TENANT_AUDITED_FIELDS, tokenOrigin } from "./audit.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
+import type { Maybe } from "./maybe.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import type { Store } from "./ports/store.ts";
 import type { Principal, TenantRecord } from "./types.ts";
@@ -16,20 +17,22 @@ export interface TenantDeps {
   audit: Audit;
 }
 
+function existing(tenant: TenantRecord | null): TenantRecord {
+  if (!tenant) throw notFound("tenant");
+  return tenant;
+}
+
 export function createTenants(deps: TenantDeps) {
   const { store, tenantCache } = deps;
 
-  async function getTenant(principal: Principal): Promise<TenantRecord> {
-    // Read on every GET /v1/tenant; a store round trip was the largest cost of that route (bench/README.md).
+  /** Synchronous while the tenant is cached (maybe.ts): every authenticated GET /v1/tenant reads it. */
+  function getTenant(principal: Principal): Maybe<TenantRecord> {
+    // A store round trip was the largest cost of GET /v1/tenant (bench/README.md).
     // `!== undefined`, not `??`: a cached "does not exist" (null) is an answer too, and asking
     // getOrLoad again would count one lookup twice (docs/operations.md).
     const peeked = tenantCache.peek(principal.tenantId);
-    const tenant =
-      peeked !== undefined
-        ? peeked
-        : await tenantCache.getOrLoad(principal.tenantId, () => store.tenants.get(principal.tenantId));
-    if (!tenant) throw notFound("tenant");
-    return tenant;
+    if (peeked !== undefined) return existing(peeked);
+    return tenantCache.getOrLoad(principal.tenantId, () => store.tenants.get(principal.tenantId)).then(existing);
   }
 
   /** Renaming to the current name writes no audit event (nothing changed). */

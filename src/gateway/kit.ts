@@ -10,6 +10,7 @@
 import { createContextValues } from "@connectrpc/connect";
 import { Elysia } from "elysia";
 import type { Limits } from "../domain/limits.ts";
+import type { Maybe } from "../domain/maybe.ts";
 import type { RateDecision } from "../domain/ports/rate-limiter.ts";
 import type { Admission, Admitted } from "../rpc/admission.ts";
 import { type CallContext, principalKey, requestIdKey } from "../rpc/context.ts";
@@ -80,7 +81,7 @@ function structuralProblem(root: object): { field: string; message: string } | n
 export interface BodyRoute {
   method: MethodName;
   /** Runs after admission and before the body is judged: an unknown target is a 404 whatever the body holds. */
-  exists?: (call: CallContext, params: Record<string, string>) => Promise<unknown>;
+  exists?: (call: CallContext, params: Record<string, string>) => Maybe<unknown>;
 }
 
 /**

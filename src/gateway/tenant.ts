@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { Elysia } from "elysia";
-import type { Tenant } from "../../gen/intake/v1/tenant_pb.ts";
+import type { GetTenantResponse, Tenant } from "../../gen/intake/v1/tenant_pb.ts";
 import { GetTenantRequestSchema, UpdateTenantRequestSchema } from "../../gen/intake/v1/tenant_pb.ts";
+import { andThen } from "../domain/maybe.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { onceEach } from "../rpc/memo.ts";
 import { ELYSIA_SETTINGS, json, jsonText } from "./http.ts";
@@ -15,6 +16,8 @@ const getTenantRequest = create(GetTenantRequestSchema);
 /** The JSON text of a tenant message, once per message: GetTenant answers the same one while the record is cached. */
 const tenantText = onceEach((tenant: Tenant) => JSON.stringify(tenantJson(tenant)));
 
+const answerTenant = (res: GetTenantResponse) => jsonText(200, tenantText(res.tenant!));
+
 export function tenantRoutes(impls: RpcImpls, kit: Kit) {
   const { tenant } = impls;
   const tags = ["Tenant"];
@@ -22,10 +25,8 @@ export function tenantRoutes(impls: RpcImpls, kit: Kit) {
     .use(kit.plugin)
     .get(
       "/v1/tenant",
-      async ({ call }) => {
-        const res = await tenant.getTenant(getTenantRequest, call);
-        return jsonText(200, tenantText(res.tenant!));
-      },
+      // No async layer of its own: synchronous from the cached tenant to the Response (domain/maybe.ts).
+      ({ call }) => andThen(tenant.getTenant(getTenantRequest, call), answerTenant),
       {
         bearer: "intake.v1.TenantService/GetTenant",
         response: { 200: TenantRecordSchema },

@@ -1,9 +1,10 @@
 import type { DescMessage, DescMethodUnary, DescService, MessageShape } from "@bufbuild/protobuf";
+import type { Maybe } from "../domain/maybe.ts";
 import type { CallContext } from "./context.ts";
 
 type UnaryMethodImpl<M> =
   M extends DescMethodUnary<infer I extends DescMessage, infer O extends DescMessage>
-    ? (request: MessageShape<I>, context: CallContext) => Promise<MessageShape<O>>
+    ? (request: MessageShape<I>, context: CallContext) => Maybe<MessageShape<O>>
     : never;
 
 /**

@@ -5,6 +5,7 @@ import {
   type TenantService,
   UpdateTenantResponseSchema,
 } from "../../gen/intake/v1/tenant_pb.ts";
+import { andThen } from "../domain/maybe.ts";
 import type { Tenants } from "../domain/tenant.ts";
 import type { TenantRecord } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
@@ -26,7 +27,7 @@ const answerFor = onceEach(
 export function createTenantImpl(deps: { tenants: Tenants; logger: Logger }): Impl<typeof TenantService> {
   const { tenants, logger } = deps;
   return {
-    getTenant: rpcMethod(logger, async (_req, ctx) => answerFor(await tenants.getTenant(principalOf(ctx)))),
+    getTenant: rpcMethod(logger, (_req, ctx) => andThen(tenants.getTenant(principalOf(ctx)), answerFor)),
     updateTenant: rpcMethod(logger, async (req, ctx) => {
       const tenant = await tenants.renameTenant(
         principalOf(ctx),
