@@ -17,6 +17,8 @@ const RANDOM_CHARS = 37;
 const CHECKSUM_CHARS = 6;
 const BODY_CHARS = RANDOM_CHARS + CHECKSUM_CHARS;
 const TOKEN_SHAPE = /^service_live_[0-9A-Za-z]{43}$/;
+/** Every token's length: anything longer or shorter is malformed without a look at its chars. */
+export const TOKEN_LENGTH = TOKEN_PREFIX.length + BODY_CHARS;
 const SETUP_CODE_SHAPE = /^setup_[0-9A-Za-z]{43}$/;
 
 /** `n` base62 chars from a CSPRNG. Bytes ≥ 248 are rejected so every char is equally likely (248 = 4 × 62). */
