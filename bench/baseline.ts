@@ -9,6 +9,11 @@
  * digests), look the digest up in a Map, answer a prebuilt tenant body with a fresh
  * X-Request-Id. No routing, validation, access rules or serialization.
  *
+ * `GET /floor-limited/...` is the same floor answering also the two fields every rate-limited
+ * response carries (docs/rate-limits.md): `RateLimit-Policy` and a `RateLimit` whose remaining
+ * count goes down, values of Intake's length. It is the floor of scenario 2's "limits
+ * configured but unspent" goal: what sending those fields costs by itself in the same run.
+ *
  * Usage: PORT=<port> bun bench/baseline.ts
  */
 const port = Number(process.env.PORT ?? "0");
@@ -25,7 +30,10 @@ const tenantBody = JSON.stringify({
 });
 const principals = new Map<string, string>();
 
-function floor(request: Request): Response {
+const LIMIT_POLICY = '"api";q=1000000000;w=3600';
+let remaining = 999_999_999;
+
+function floor(request: Request, limited: boolean): Response {
   const match = BEARER.exec(request.headers.get("authorization") ?? "");
   if (!match) return new Response(null, { status: 401 });
   const hasher = keyed.copy();
@@ -38,7 +46,15 @@ function floor(request: Request): Response {
     principals.set(digest, body);
   }
   const requestId = `req_${Buffer.from(crypto.getRandomValues(new Uint8Array(16)).buffer).toString("hex")}`;
-  return new Response(body, { headers: { ...headers, "x-request-id": requestId } });
+  if (!limited) return new Response(body, { headers: { ...headers, "x-request-id": requestId } });
+  return new Response(body, {
+    headers: {
+      ...headers,
+      "x-request-id": requestId,
+      "ratelimit-policy": LIMIT_POLICY,
+      ratelimit: `"api";r=${remaining--};t=3600`,
+    },
+  });
 }
 
 const server = Bun.serve({
@@ -51,7 +67,8 @@ const server = Bun.serve({
       const body = await request.arrayBuffer();
       return new Response(JSON.stringify({ received: body.byteLength }), { status: 202, headers });
     }
-    if (request.url.includes("/floor/")) return floor(request);
+    if (request.url.includes("/floor/")) return floor(request, false);
+    if (request.url.includes("/floor-limited/")) return floor(request, true);
     return new Response(getBody, { headers });
   },
 });

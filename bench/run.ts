@@ -15,8 +15,15 @@
  * The smoke mode runs every scenario with tiny durations and seeds and asserts only that each
  * ran and answered 2xx; it never judges speed (CI machines are shared and noisy).
  *
+ * The read scenarios (1, 2, 6, 11, 12: a single-threaded server against wrk on a small GET)
+ * run pinned on a machine of two or more cores: the servers on CPU 0, wrk on CPU 1 (taskset),
+ * so that whether the two share a core is not left to the scheduler round by round (unpinned,
+ * the same server's rounds spread 28–54k req/s; bench/README.md, "Method"). Without `taskset`
+ * (util-linux; not on macOS) they run unpinned, as the results' settings line says.
+ *
  * Flags: --smoke, --only 1,3,5, --rounds N, --duration S, --threads N, --profile (Intake under
- * `bun --cpu-prof`; profiles in bench/results/profiles/), --keep (keep the temp data dirs).
+ * `bun --cpu-prof`; profiles in bench/results/profiles/), --keep (keep the temp data dirs),
+ * --no-pin (run the read scenarios unpinned too).
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, totalmem } from "node:os";
@@ -44,6 +51,7 @@ import {
   freePort,
   installCleanup,
   memoryOf,
+  pinProcess,
   processCpuNs,
   REPO_ROOT,
   runCommand,
@@ -84,6 +92,7 @@ const { values: flags } = parseArgs({
     threads: { type: "string" },
     profile: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
+    "no-pin": { type: "boolean", default: false },
   },
 });
 
@@ -111,6 +120,8 @@ const settings = {
   // time from the 15-minute budget for nothing).
   expiredEvents: smoke ? 100_000 : 600_000,
   profile: flags.profile === true,
+  /** The read scenarios' CPUs (see the header): servers, then wrk; null: unpinned. */
+  pin: CORES >= 2 && flags["no-pin"] !== true && Bun.which("taskset") !== null ? { servers: "0", client: "1" } : null,
 };
 const only = flags.only ? new Set(flags.only.split(",").map((s) => Number(s.trim()))) : null;
 // Peak RSS (7) is read off the ingest run (3).
@@ -142,11 +153,44 @@ interface Target {
   run(durationS: number): Promise<Sample>;
 }
 
+function pinText(): string {
+  const pin = settings.pin;
+  return pin
+    ? `read scenarios (1, 2, 6, 11, 12) pinned: servers on CPU ${pin.servers}, wrk on CPU ${pin.client}`
+    : "unpinned";
+}
+
+/** wrk's CPUs while a pinned scenario runs (`pinned`); undefined: wherever the scheduler puts it. */
+let wrkCpus: string | undefined;
+
+/**
+ * Runs a read scenario with its servers on `settings.pin.servers` and wrk on `.client`, then
+ * gives the servers every CPU back (a server shared with a later scenario is not left pinned).
+ */
+async function pinned<T>(pids: number[], body: () => Promise<T>): Promise<T> {
+  const pin = settings.pin;
+  if (!pin) return body();
+  for (const pid of pids) await pinProcess(pid, pin.servers);
+  wrkCpus = pin.client;
+  try {
+    return await body();
+  } finally {
+    wrkCpus = undefined;
+    for (const pid of pids) await pinProcess(pid, `0-${CORES - 1}`).catch(() => undefined);
+  }
+}
+
+/** `scenario` for a read scenario: pinned (see `pinned`) to its servers' processes. */
+function readScenario(n: number, title: string, pids: number[], body: () => Promise<void>): Promise<void> {
+  return scenario(n, title, () => pinned(pids, body));
+}
+
 function wrkTarget(label: string, run: Omit<WrkRun, "durationS" | "threads">): Target {
   return {
     label,
     async run(durationS) {
-      const r = await runWrk({ ...run, durationS, threads: Math.min(settings.threads, run.connections) });
+      const threads = Math.min(settings.threads, run.connections);
+      const r = await runWrk({ ...run, durationS, threads, cpus: wrkCpus });
       return {
         rps: r.rps,
         p50Us: r.p50Us,
@@ -417,7 +461,7 @@ async function main(): Promise<void> {
   const runSnapshot = snapshot();
   log(`bench: ${smoke ? "SMOKE (tiny durations, no speed asserted)" : "full run"}; work dir ${workDir}`);
   log(
-    `bench: rounds ${settings.rounds} × ${settings.durationS} s, warm-up ${settings.warmupS} s, wrk -t${settings.threads}, ${CORES} cores`,
+    `bench: rounds ${settings.rounds} × ${settings.durationS} s, warm-up ${settings.warmupS} s, wrk -t${settings.threads}, ${CORES} cores, ${pinText()}`,
   );
   log(
     `bench: Intake runs with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400 (signed requests are pre-generated) and INTAKE_GRPC_PORT=0`,
@@ -455,8 +499,11 @@ async function main(): Promise<void> {
           env: { ...readSpec.env, INTAKE_RATE_LIMIT_API: UNSPENT_LIMIT },
         })
       : null;
+    const readPids = [baseline?.child.pid, intake.pid, metricsOff?.pid, limited?.pid].filter(
+      (pid): pid is number => pid !== undefined,
+    );
     try {
-      await scenario(1, "GET /v1/health vs bare GET", async () => {
+      await readScenario(1, "GET /v1/health vs bare GET", readPids, async () => {
         if (!baseline) throw new Error("no baseline");
         await expectStatus(`${intake.url}/v1/health`, {}, 200, "health");
         const [base, health] = await interleave(1, [
@@ -466,7 +513,7 @@ async function main(): Promise<void> {
         rows.push(ratioRow(1, "GET /v1/health vs bare GET (32 conns)", 0.9, health as Series, base as Series));
       });
 
-      await scenario(2, "Authenticated GET /v1/tenant (warm cache) vs bare GET", async () => {
+      await readScenario(2, "Authenticated GET /v1/tenant (warm cache) vs bare GET", readPids, async () => {
         if (!baseline) throw new Error("no baseline");
         await expectStatus(
           `${intake.url}/v1/tenant`,
@@ -476,7 +523,7 @@ async function main(): Promise<void> {
         );
         if (!metricsOff) throw new Error("no INTAKE_METRICS=false process");
         if (!limited) throw new Error("no INTAKE_RATE_LIMIT_API process");
-        const [base, floor, tenant, tenantOff, tenantLimited] = await interleave(2, [
+        const [base, floor, floorLimited, tenant, tenantOff, tenantLimited] = await interleave(2, [
           // The same request bytes (the baseline ignores the header).
           wrkTarget("baseline GET", {
             url: `${baseline.url}/v1/tenant`,
@@ -487,6 +534,13 @@ async function main(): Promise<void> {
           // The least work the contract requires, hand-written (bench/baseline.ts): for the record.
           wrkTarget("floor: bare GET + bearer HMAC + lookup + X-Request-Id", {
             url: `${baseline.url}/floor/v1/tenant`,
+            connections: 32,
+            script: "get.lua",
+            headers: headers(boot.token),
+          }),
+          // The same floor answering the two RateLimit fields too: the limits goal's own floor.
+          wrkTarget("floor + RateLimit-Policy and RateLimit fields", {
+            url: `${baseline.url}/floor-limited/v1/tenant`,
             connections: 32,
             script: "get.lua",
             headers: headers(boot.token),
@@ -543,9 +597,16 @@ async function main(): Promise<void> {
           measured: `${fmtRatio(limitsCost)} (${fmtRps(lim.rps)} vs ${fmtRps(t.rps)} req/s), p99 ${fmtMs(lim.p99Us)} ms`,
           status: limitsCost >= 0.95 ? "met" : "missed",
         });
+        rows.push({
+          scenario: 2,
+          title: "… the two RateLimit fields alone: the floor answering them vs the floor (bench/baseline.ts)",
+          goal: "(reported)",
+          measured: `${fmtRatio(pairedRatio(floorLimited as Series, floor as Series))} (${fmtRps(summarize(floorLimited as Series).rps)} vs ${fmtRps(summarize(floor as Series).rps)} req/s)`,
+          status: "reported",
+        });
       });
 
-      await scenario(6, `List pagination: page 1 vs page after ${settings.pageDepth} rows`, async () => {
+      await readScenario(6, `List pagination: page 1 vs page after ${settings.pageDepth} rows`, readPids, async () => {
         const depth = settings.pageDepth;
         const cursor = cursorAfter(idsNewestFirst, depth, boot.tenantId);
         const shallowUrl = `${intake.url}/v1/services?limit=20`;
@@ -620,7 +681,7 @@ async function main(): Promise<void> {
       await expectStatus(`${intake.url}${servicesPath}`, authInit, 200, "services page");
       await expectStatus(`${intake.url}${eventsPath}`, authInit, 200, "events page");
 
-      await scenario(11, "A page of 20 services vs authenticated GET /v1/tenant", async () => {
+      await readScenario(11, "A page of 20 services vs authenticated GET /v1/tenant", [intake.pid], async () => {
         const [tenant, page] = await interleave(11, [
           get("Intake GET /v1/tenant", "/v1/tenant"),
           get("Intake GET /v1/services?limit=20", servicesPath),
@@ -629,7 +690,7 @@ async function main(): Promise<void> {
         rows.push(ratioRow(11, title, 0.5, page as Series, tenant as Series));
       });
 
-      await scenario(12, "A page of 100 events of 1 KiB", async () => {
+      await readScenario(12, "A page of 100 events of 1 KiB", [intake.pid], async () => {
         const [tenant, page] = await interleave(12, [
           get("Intake GET /v1/tenant", "/v1/tenant"),
           get("Intake GET /v1/services/{id}/events?limit=100", eventsPath),
@@ -1309,7 +1370,7 @@ async function main(): Promise<void> {
     `- machine: ${CORES} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other work (see noise)`,
     `- bun ${Bun.version}, ${wrkVersion}, git ${(await runCommand(["git", "rev-parse", "--short", "HEAD"], { timeoutMs: 5_000 })).stdout.trim()}`,
     `- command: \`${command}\``,
-    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target, interleaved (cold auth: ${settings.coldRounds} fresh processes per store); ratios are medians of per-round paired ratios; warm-up ${settings.warmupS} s; wrk -t${settings.threads}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
+    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target, interleaved (cold auth: ${settings.coldRounds} fresh processes per store); ratios are medians of per-round paired ratios; warm-up ${settings.warmupS} s; wrk -t${settings.threads}; ${pinText()}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
     `- whole run: ${elapsed.toFixed(0)} s; others' CPU ${whole.othersPct.toFixed(1)}% of all cores`,
   ];
   const markdown = renderMarkdown({ header, rows, series: allSeries, noise: noises });

@@ -161,3 +161,9 @@ export function processCpuNs(pid: number): number {
   }
   return total;
 }
+
+/** Moves every thread of a running process onto `cpus` (`taskset -a -p -c`); threads it makes later inherit it. */
+export async function pinProcess(pid: number, cpus: string): Promise<void> {
+  const res = await runCommand(["taskset", "-a", "-p", "-c", cpus, String(pid)], { timeoutMs: 10_000 });
+  if (res.code !== 0) throw new Error(`taskset -p ${cpus} ${pid} failed: ${res.stderr.trim()}`);
+}

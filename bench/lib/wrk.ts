@@ -30,6 +30,8 @@ export interface WrkRun {
   headers?: string[];
   /** Passed to the script's init(args). */
   args?: string[];
+  /** The CPUs wrk may run on (`taskset -c`), when the harness pins a scenario (run.ts). */
+  cpus?: string;
 }
 
 /** Finds wrk; installs it with apt-get when running as root, else exits with instructions. */
@@ -59,6 +61,7 @@ export async function ensureWrk(): Promise<string> {
 
 export async function runWrk(run: WrkRun): Promise<WrkResult> {
   const cmd = [
+    ...(run.cpus ? ["taskset", "-c", run.cpus] : []),
     "wrk",
     `-t${run.threads}`,
     `-c${run.connections}`,
