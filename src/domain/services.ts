@@ -6,6 +6,7 @@ import { type Audit, SERVICE_AUDITED_FIELDS, tokenOrigin } from "./audit.ts";
 import { generateSigningSecret, secretPrefix } from "./credentials.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import { parseId } from "./ids.ts";
+import { andThen, type Maybe } from "./maybe.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import type { RateLimit } from "./ports/rate-limiter.ts";
@@ -149,7 +150,8 @@ export function createServices(deps: ServiceDeps) {
   }
 
   /** The tenant's whole list when it is small enough to hold (HeldServiceList). */
-  async function heldList(tenantId: string): Promise<HeldServiceList | null> {
+  /** Synchronous while the list is held in the in-process cache (maybe.ts). */
+  function heldList(tenantId: string): Maybe<HeldServiceList | null> {
     const peeked = listCache.peek(tenantId);
     if (peeked !== undefined) return peeked;
     return listCache.getOrLoad(tenantId, async () => {
@@ -161,22 +163,23 @@ export function createServices(deps: ServiceDeps) {
   /**
    * Pages of a tenant with at most SERVICE_LIST_HELD services are cut from its held list (the
    * same order and keyset as the store's: ids descending, `before` exclusive); a larger tenant's
-   * pages are read from the store.
+   * pages are read from the store. Synchronous while the list is held (maybe.ts).
    */
-  async function listServices(principal: Principal, request: PageRequest): Promise<Page<ServiceSummary>> {
+  function listServices(principal: Principal, request: PageRequest): Maybe<Page<ServiceSummary>> {
     const scope = { list: "services", tenantId: principal.tenantId };
     const { limit, before } = pageQuery(request, scope);
-    const held = await heldList(principal.tenantId);
-    if (held?.all) {
-      const all = held.all;
-      const start = before === undefined ? 0 : firstBelow(all, before);
-      return toPage(all.slice(start, start + limit + 1), limit, scope);
-    }
-    const rows = await store.services.list(principal.tenantId, {
-      limit: limit + 1,
-      ...(before !== undefined && { before }),
+    return andThen(heldList(principal.tenantId), (held) => {
+      if (held?.all) {
+        const all = held.all;
+        const start = before === undefined ? 0 : firstBelow(all, before);
+        return toPage(all.slice(start, start + limit + 1), limit, scope);
+      }
+      const rows = store.services.list(principal.tenantId, {
+        limit: limit + 1,
+        ...(before !== undefined && { before }),
+      });
+      return rows.then((r) => toPage(r, limit, scope));
     });
-    return toPage(rows, limit, scope);
   }
 
   /** 404 is decided before the body (docs/api.md check order); `{}` changes nothing and is not audited. */

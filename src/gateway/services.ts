@@ -5,10 +5,12 @@ import {
   DeleteServiceRequestSchema,
   GetServiceRequestSchema,
   ListServicesRequestSchema,
+  type ListServicesResponse,
   RotateSigningSecretRequestSchema,
   type Service,
   UpdateServiceRequestSchema,
 } from "../../gen/intake/v1/services_pb.ts";
+import { andThen } from "../domain/maybe.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { onceEach } from "../rpc/memo.ts";
 import { ELYSIA_SETTINGS, json, jsonText } from "./http.ts";
@@ -28,6 +30,15 @@ import { iso, serviceJson } from "./serialize.ts";
 
 /** A listed service's JSON text, once per message (rpc/services.ts answers the same ones while the list is held). */
 const serviceText = onceEach((service: Service) => JSON.stringify(serviceJson(service)));
+
+/**
+ * Each listed message's text once (ListServices answers the same messages while the tenant's
+ * list is held), joined into the page: the same bytes as JSON.stringify of it.
+ */
+function answerServicePage(res: ListServicesResponse): Response {
+  const data = res.data.map(serviceText).join(",");
+  return jsonText(200, `{"data":[${data}],"next_cursor":${JSON.stringify(res.nextCursor ?? null)}}`);
+}
 
 export function serviceRoutes(impls: RpcImpls, kit: Kit) {
   const { services } = impls;
@@ -58,16 +69,12 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
     )
     .get(
       "/v1/services",
-      async ({ call, query }) => {
-        const res = await services.listServices(
-          create(ListServicesRequestSchema, { limit: query.limit, cursor: query.cursor }),
-          call,
-        );
-        // Each listed message's text once (ListServices answers the same messages while the
-        // tenant's list is held), joined into the page: the same bytes as JSON.stringify of it.
-        const data = res.data.map(serviceText).join(",");
-        return jsonText(200, `{"data":[${data}],"next_cursor":${JSON.stringify(res.nextCursor ?? null)}}`);
-      },
+      // No async layer of its own while the list is held (domain/maybe.ts).
+      ({ call, query }) =>
+        andThen(
+          services.listServices(create(ListServicesRequestSchema, { limit: query.limit, cursor: query.cursor }), call),
+          answerServicePage,
+        ),
       {
         bearer: "intake.v1.ServiceRegistryService/ListServices",
         query: PageQuery,

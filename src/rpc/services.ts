@@ -10,6 +10,7 @@ import {
 } from "../../gen/intake/v1/services_pb.ts";
 import { invalid } from "../domain/errors.ts";
 import { formatId } from "../domain/ids.ts";
+import { andThen } from "../domain/maybe.ts";
 import type { Services } from "../domain/services.ts";
 import type { Logger } from "../logger.ts";
 import { principalOf, requestIdOf } from "./context.ts";
@@ -42,13 +43,14 @@ export function createServiceRegistryImpl(deps: {
       const record = await services.getService(principalOf(ctx), req.id);
       return create(GetServiceResponseSchema, { service: serviceMessage(record) });
     }),
-    listServices: rpcMethod(logger, async (req, ctx) => {
-      const page = await services.listServices(principalOf(ctx), { limit: req.limit, cursor: req.cursor });
-      return create(ListServicesResponseSchema, {
-        data: page.items.map(listedMessage),
-        nextCursor: page.nextCursor ?? undefined,
-      });
-    }),
+    listServices: rpcMethod(logger, (req, ctx) =>
+      andThen(services.listServices(principalOf(ctx), { limit: req.limit, cursor: req.cursor }), (page) =>
+        create(ListServicesResponseSchema, {
+          data: page.items.map(listedMessage),
+          nextCursor: page.nextCursor ?? undefined,
+        }),
+      ),
+    ),
     updateService: rpcMethod(logger, async (req, ctx) => {
       if (req.resetRateLimit && req.rateLimit) {
         throw invalid("rate_limit", "set rate_limit or reset_rate_limit, not both");
