@@ -14,12 +14,18 @@
  * 1 KiB), feed1000 (bench scenario 8: 5,000 events of 1 KiB written through the store port like
  * bench/lib/feed.ts, then `GET /v1/feed?limit=1000` paged from the start, starting over at the
  * end; n counts pages), feed1000floor (the same pages from bench scenario 8's floor handler,
- * bench/lib/feed-floor.ts, on the same file: the in-process denominator). To profile: `bun --cpu-prof bench/inproc.ts ...`, then bench/profile.ts
- * on the file.
+ * bench/lib/feed-floor.ts, on the same file: the in-process denominator), ingest (bench
+ * scenarios 3 and 4: signed 1 KiB events to one service, 64 in flight so group commit forms
+ * batches; n counts events), ingestfloor (the same requests to bench/floor-ingest.ts's handler,
+ * bench/lib/ingest-floor.ts, on the app's own store: the in-process denominator of ingest). To
+ * profile: `bun --cpu-prof bench/inproc.ts ...`, then bench/profile.ts on the file.
  *
  * `--store postgres` runs the app on a scratch database of the local PostgreSQL server
  * (bench/lib/postgres.ts; dropped at the end) instead of a SQLite file; feed1000floor is
- * SQLite only.
+ * SQLite only. The app then has no REDIS_URL, so its feed wake-ups go through PostgreSQL's
+ * LISTEN/NOTIFY (scenario 4's configuration), and the ingest scenarios also print the CPU of
+ * the scratch database's backends per event and the transactions committed in it per 1,000
+ * events (a batch's insert, a NOTIFY).
  *
  * `--root <checkout>` runs another checkout's app (src/) under this harness, for scenarios the
  * other checkout's own bench/inproc.ts does not have yet:
@@ -30,13 +36,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { SQL } from "bun";
 import type * as AppModule from "../src/app.ts";
 import type * as ConfigModule from "../src/config.ts";
 import type * as IdsModule from "../src/domain/ids.ts";
 import type * as LoggerModule from "../src/logger.ts";
 import { feedFloor } from "./lib/feed-floor.ts";
+import { ingestFloor } from "./lib/ingest-floor.ts";
 import { eventBody, signatureHeader } from "./lib/pool.ts";
 import { createScratchDatabase } from "./lib/postgres.ts";
+import { processCpuNs } from "./lib/procs.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -55,10 +64,17 @@ const { createLogger } = (await import(src("logger.ts"))) as typeof LoggerModule
 const { createIdGenerator } = (await import(src("domain/ids.ts"))) as typeof IdsModule;
 
 const BASE = "http://intake.test";
+const TOLERANCE_SECONDS = "86400";
+const INGEST_IN_FLIGHT = 64;
 const dir = mkdtempSync(join(tmpdir(), "intake-inproc-"));
 let dropDatabase = async () => {};
 try {
-  const env: Record<string, string> = { INTAKE_DATA_DIR: dir, INTAKE_GRPC_PORT: "0", INTAKE_API_DOCS: "false" };
+  const env: Record<string, string> = {
+    INTAKE_DATA_DIR: dir,
+    INTAKE_GRPC_PORT: "0",
+    INTAKE_API_DOCS: "false",
+    INTAKE_SIGNATURE_TOLERANCE_SECONDS: TOLERANCE_SECONDS,
+  };
   if (flags.store === "postgres") {
     if (flags.scenario === "feed1000floor") throw new Error("feed1000floor reads a SQLite file");
     const scratch = await createScratchDatabase();
@@ -131,11 +147,54 @@ try {
     feed1000: "/v1/feed?limit=1000",
     feed1000floor: "/v1/feed?limit=1000",
   };
+  const ingestScenario = flags.scenario === "ingest" || flags.scenario === "ingestfloor";
+  if (ingestScenario) paths[flags.scenario] = `/v1/ingest/${target.id}`;
   const path = paths[flags.scenario];
-  if (!path) throw new Error(`unknown scenario ${flags.scenario}; one of ${Object.keys(paths).join(", ")}`);
+  if (!path)
+    throw new Error(`unknown scenario ${flags.scenario}; one of ${Object.keys(paths).join(", ")}, ingest, ingestfloor`);
   let once = async () => {
     await (await send(path, { headers: auth })).arrayBuffer();
   };
+  // A batch of `count` requests; the ingest scenarios keep INGEST_IN_FLIGHT of them in flight.
+  let batch = async (count: number) => {
+    for (let i = 0; i < count; i++) await once();
+  };
+  let drainFloor = async () => {};
+  if (ingestScenario) {
+    const now = Math.floor(Date.now() / 1000);
+    const pool = Array.from({ length: 1_000 }, (_, i) => {
+      const body = eventBody(i);
+      return { body, signature: signatureHeader(target.signing_secret, body, now) };
+    });
+    if (flags.scenario === "ingestfloor") {
+      const floor = await ingestFloor({
+        store: app.store,
+        serviceId: target.id.slice(4),
+        secret: target.signing_secret,
+        toleranceSeconds: Number(TOLERANCE_SECONDS),
+      });
+      handler = floor.fetch;
+      drainFloor = floor.drain;
+    }
+    let next = 0;
+    once = async () => {
+      const { body, signature } = pool[next++ % pool.length] as (typeof pool)[number];
+      // Content-Length as wrk sends it (the served path reads a declared body whole).
+      const headers = {
+        "content-type": "application/json",
+        "content-length": String(body.length),
+        "x-service-signature": signature,
+      };
+      await (await send(path, { method: "POST", headers, body }, 202)).arrayBuffer();
+    };
+    batch = async (count: number) => {
+      let left = count;
+      const sender = async () => {
+        while (left-- > 0) await once();
+      };
+      await Promise.all(Array.from({ length: INGEST_IN_FLIGHT }, sender));
+    };
+  }
   if (flags.scenario === "feed1000floor") handler = feedFloor(new Database(join(dir, "intake.sqlite")), boot.tenant.id);
   if (feedScenario) {
     // Page through the feed as bench scenario 8's readers do: from the start, over again at the
@@ -160,17 +219,62 @@ try {
     checking = false;
   }
 
-  for (let i = 0; i < Number(flags.warmup); i++) await once();
+  await batch(Number(flags.warmup));
   const n = Number(flags.n);
+  // PostgreSQL: the CPU of the scratch database's backends (other databases on the server are
+  // other people's) and the transactions committed in it, per request.
+  const server = flags.store === "postgres" && ingestScenario ? await postgresSide(env.DATABASE_URL as string) : null;
+  const serverBefore = await server?.sample();
   const cpu = process.cpuUsage();
   const started = Bun.nanoseconds();
-  for (let i = 0; i < n; i++) await once();
+  await batch(n);
   const wallUs = (Bun.nanoseconds() - started) / n / 1000;
   const spent = process.cpuUsage(cpu);
   const cpuUs = (spent.user + spent.system) / n;
-  console.log(`${flags.scenario}: cpu ${cpuUs.toFixed(2)} µs/request, wall ${wallUs.toFixed(2)} µs/request (n=${n})`);
+  let serverText = "";
+  if (server && serverBefore) {
+    const after = await server.sample();
+    const serverUs = (after.cpuNs - serverBefore.cpuNs) / n / 1000;
+    const commits = ((after.commits - serverBefore.commits) * 1000) / n;
+    serverText = `, PostgreSQL backends cpu ${serverUs.toFixed(2)} µs/request, ${commits.toFixed(1)} commits per 1,000 requests`;
+    await server.close();
+  }
+  console.log(
+    `${flags.scenario}: cpu ${cpuUs.toFixed(2)} µs/request, wall ${wallUs.toFixed(2)} µs/request${serverText} (n=${n})`,
+  );
+  await drainFloor();
   await app.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
   await dropDatabase();
+}
+
+/**
+ * The scratch database's side of the ingest scenarios: the CPU of its backends (pids from
+ * pg_stat_activity, /proc/<pid>/task/<tid>/schedstat) and its committed transactions
+ * (pg_stat_database, flushed by the server about once a second: each sample waits for that).
+ */
+async function postgresSide(url: string) {
+  const sql = new SQL(url, { max: 1 });
+  const database = new URL(url).pathname.slice(1);
+  return {
+    async sample(): Promise<{ cpuNs: number; commits: number }> {
+      await Bun.sleep(1_200);
+      const backends: Array<{ pid: number }> = await sql.unsafe(
+        "select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+        [database],
+      );
+      let cpuNs = 0;
+      for (const { pid } of backends) {
+        try {
+          cpuNs += processCpuNs(pid);
+        } catch {
+          // the backend ended between the listing and the read
+        }
+      }
+      const [row] = await sql.unsafe("select xact_commit from pg_stat_database where datname = $1", [database]);
+      return { cpuNs, commits: Number((row as { xact_commit: string }).xact_commit) };
+    },
+    close: () => sql.close(),
+  };
 }
