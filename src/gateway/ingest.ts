@@ -5,8 +5,9 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { Elysia, t } from "elysia";
-import { IngestRequestSchema, ListEventsRequestSchema } from "../../gen/intake/v1/ingest_pb.ts";
+import { type IngestRequest, ListEventsRequestSchema } from "../../gen/intake/v1/ingest_pb.ts";
 import type { Limits } from "../domain/limits.ts";
+import type { Whole } from "../rpc/convert.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { tagCall } from "../rpc/observe.ts";
 import { eventsJson } from "./event-json.ts";
@@ -88,15 +89,15 @@ export function ingestRoutes(impls: RpcImpls, kit: Kit, limits: Limits) {
         if (early) await early;
         const payload = await readCapped(request, limit);
         if (payload === null) throw ingest.payloadTooLarge();
-        const res = await ingest.ingest(
-          create(IngestRequestSchema, {
-            serviceId: params.service_id,
-            signature: request.headers.get("x-service-signature") ?? "",
-            payload,
-            idempotencyKey: request.headers.get("idempotency-key") ?? undefined,
-          }),
-          call,
-        );
+        // A literal message, not create(): what the list pages' messages are too (rpc/convert.ts).
+        const message: Whole<IngestRequest> = {
+          $typeName: "intake.v1.IngestRequest",
+          serviceId: params.service_id,
+          signature: request.headers.get("x-service-signature") ?? "",
+          payload,
+          idempotencyKey: request.headers.get("idempotency-key") ?? undefined,
+        };
+        const res = await ingest.ingest(message, call);
         if (res.duplicate) return json(200, { id: res.id, received_at: iso(res.receivedAt), duplicate: true });
         return json(202, { id: res.id, received_at: iso(res.receivedAt) });
       },

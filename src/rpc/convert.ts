@@ -11,7 +11,7 @@ import { create, fromJson, type Message } from "@bufbuild/protobuf";
 import { type Timestamp, timestampMs, ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { ApiToken } from "../../gen/intake/v1/api_tokens_pb.ts";
 import type { AuditChange, AuditEvent } from "../../gen/intake/v1/audit_pb.ts";
-import { type Event, EventSchema } from "../../gen/intake/v1/ingest_pb.ts";
+import { type Event, EventSchema, type IngestResponse } from "../../gen/intake/v1/ingest_pb.ts";
 import type { Service } from "../../gen/intake/v1/services_pb.ts";
 import { type Tenant, TenantSchema } from "../../gen/intake/v1/tenant_pb.ts";
 import type { AuditRecord, AuditTarget } from "../domain/audit.ts";
@@ -36,7 +36,7 @@ export function ts(ms: number): Timestamp {
  * Every field of a message, the optional ones too (undefined when unset, which protobuf-es
  * reads as not set): an object literal of this type cannot leave a field out.
  */
-type Whole<M extends Message> = {
+export type Whole<M extends Message> = {
   [K in Exclude<keyof M, "$unknown">]-?: undefined extends M[K] ? M[K] | undefined : M[K];
 };
 
@@ -152,6 +152,17 @@ export function auditMessage(record: AuditRecord): AuditEvent {
     target: { $typeName: "intake.v1.AuditTarget", type: record.target.type, id: targetId(record.target) },
     requestId: record.requestId ?? undefined,
     changes,
+  };
+  return message;
+}
+
+/** Ingest's answer, once per event: a literal, like the list pages' messages. */
+export function ingestResponseMessage(rawId: string, receivedAt: number, duplicate: boolean): IngestResponse {
+  const message: Whole<IngestResponse> = {
+    $typeName: "intake.v1.IngestResponse",
+    id: formatId("evt", rawId),
+    receivedAt: ts(receivedAt),
+    duplicate,
   };
   return message;
 }

@@ -2,19 +2,18 @@ import { create } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import {
   GetEventResponseSchema,
-  IngestResponseSchema,
   type IngestService,
   type ListEventsRequest,
   ListEventsResponseSchema,
 } from "../../gen/intake/v1/ingest_pb.ts";
 import type { Feed } from "../domain/feed.ts";
-import { formatId, parseId } from "../domain/ids.ts";
+import { parseId } from "../domain/ids.ts";
 import { type Ingest, SignatureRefused } from "../domain/ingest.ts";
 import type { Page } from "../domain/pagination.ts";
 import type { EventRecord } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
 import { type CallContext, ingestServiceKey, principalOf, signatureFailureKey } from "./context.ts";
-import { eventMessage, ts } from "./convert.ts";
+import { eventMessage, ingestResponseMessage } from "./convert.ts";
 import { toConnectError } from "./errors.ts";
 import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
@@ -80,7 +79,8 @@ export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Log
 
     // No bearer token (policy `open`): the signature is the credential.
     ingest: rpcMethod(logger, async (req, context) => {
-      noteService(context, req.serviceId);
+      // The REST edge's admitService has already noted this very id.
+      if (context.values.get(ingestServiceKey) !== req.serviceId) noteService(context, req.serviceId);
       let result: Awaited<ReturnType<Ingest["ingest"]>>;
       try {
         result = await ingest.ingest({
@@ -95,11 +95,7 @@ export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Log
         noteRefusal(context, error);
         throw error;
       }
-      return create(IngestResponseSchema, {
-        id: formatId("evt", result.id),
-        receivedAt: ts(result.receivedAt),
-        duplicate: result.duplicate,
-      });
+      return ingestResponseMessage(result.id, result.receivedAt, result.duplicate);
     }),
 
     listEventsPage,
