@@ -148,21 +148,21 @@ export function createIngest(deps: IngestDeps) {
   const { rateLimiter } = deps;
   const defaultRateLimit = deps.defaultRateLimit ?? null;
 
-  // Opening a sealed secret is an AES-GCM decryption per request otherwise. Keyed by service
+  // Opening a sealed secret is an AES-GCM decryption per request otherwise. Bound to service
   // AND sealed value: the AAD binds a ciphertext to its service, and a shared cache tier must
-  // not be able to make one service's ciphertext verify for another.
-  const opened = new Map<string, string>();
+  // not be able to make one service's ciphertext verify for another, so a hit counts only for
+  // the service it was opened for. Keyed by the sealed text alone, which is the cached entry's
+  // own string on every request (its hash is computed once), not a key built per request.
+  const opened = new Map<string, { serviceId: string; secret: string }>();
   function openSecret(serviceId: string, sealed: string): string {
-    const key = `${serviceId}:${sealed}`;
-    let secret = opened.get(key);
-    if (secret === undefined) {
-      secret = sealer.open(sealed, serviceId);
-      if (opened.size >= OPENED_SECRETS_MAX) {
-        const oldest = opened.keys().next();
-        if (!oldest.done) opened.delete(oldest.value);
-      }
-      opened.set(key, secret);
+    const hit = opened.get(sealed);
+    if (hit !== undefined && hit.serviceId === serviceId) return hit.secret;
+    const secret = sealer.open(sealed, serviceId);
+    if (hit === undefined && opened.size >= OPENED_SECRETS_MAX) {
+      const oldest = opened.keys().next();
+      if (!oldest.done) opened.delete(oldest.value);
     }
+    opened.set(sealed, { serviceId, secret });
     return secret;
   }
 

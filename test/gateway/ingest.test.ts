@@ -152,6 +152,30 @@ describe("401 invalid_signature", () => {
     expect(await count(world, svc.id)).toBe(0);
   });
 
+  test("500, nothing stored: a sealed secret opened for its service does not verify for another whose cache entry holds it", async () => {
+    world = await createWorld();
+    const a = await world.createService("a");
+    const b = await world.createService("b");
+    const body = '{"a":1}';
+    expect((await post(world, a.id, a.secret, body)).status).toBe(202); // A's secret is opened and held
+    // A shared cache tier that hands B's id A's material (ciphertext included) must not make
+    // A's secret verify for B: the ciphertext is bound to A.
+    const { signingCache } = world.app.domain;
+    const rawA = a.id.slice("svc_".length);
+    const rawB = b.id.slice("svc_".length);
+    const materialA = signingCache.peek(rawA);
+    expect(materialA).toBeTruthy();
+    await signingCache.invalidate(rawB);
+    await signingCache.getOrLoad(rawB, async () => materialA ?? null);
+    const res = await post(world, b.id, a.secret, body);
+    // Not a sender's mistake but a corrupted cache: the fixed 500, and nothing stored.
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe("internal_error");
+    expect(await count(world, b.id)).toBe(0);
+    // A itself still verifies.
+    expect((await post(world, a.id, a.secret, body)).status).toBe(202);
+  });
+
   test("401 for a stale timestamp and for one too far in the future; exactly at the tolerance is fine", async () => {
     world = await createWorld({ env: { INTAKE_SIGNATURE_TOLERANCE_SECONDS: "300" } });
     const svc = await world.createService();
