@@ -2,6 +2,17 @@
  * Feed wake-ups across instances over PostgreSQL LISTEN/NOTIFY (PostgreSQL without REDIS_URL).
  * Its own small client: LISTEN holds a dedicated connection. Best effort like the Redis one:
  * readers re-read the store on a timer too (docs/feed.md).
+ *
+ * NOTIFYs are spaced (docs/feed.md, "Live delivery and wake-ups"): a NOTIFY is a transaction of
+ * its own on the server (a transaction id, the database-wide notification lock at commit, a
+ * signal to every listening session, this instance's own included), and one per committed
+ * ingest batch doubled the transactions an ingest load commits, costing CPU on both sides
+ * (bench/README.md, scenario 4). A NOTIFY returns long before the next batch commits, so
+ * merging only what commits while one is in flight merges nothing: at most one is in flight,
+ * and the next goes no sooner than NOTIFY_SPACING_MS after the previous one, carrying the
+ * tenants of every batch committed meanwhile. The first after a quiet spell goes at once; under
+ * sustained ingest a wake-up on another instance waits at most that much longer. This
+ * instance's own readers are woken at once, whatever the spacing.
  */
 import { randomUUID } from "node:crypto";
 import { SQL as BunSQL } from "bun";
@@ -11,6 +22,10 @@ import { createLocalWakeups, parseWakeMessage } from "./local.ts";
 
 const CHANNEL = "intake_feed";
 const WARN_INTERVAL_MS = 10_000;
+// A NOTIFY payload is at most 8000 bytes: 150 tenant ids (37 bytes each as JSON) fit.
+const TENANTS_PER_NOTIFY = 150;
+/** Exported for the tests. Far inside the cross-instance delivery bound of docs/feed.md. */
+export const NOTIFY_SPACING_MS = 20;
 
 export async function createPostgresNotifier(options: { url: string; logger: Logger }): Promise<FeedNotifier> {
   const { logger } = options;
@@ -42,20 +57,61 @@ export async function createPostgresNotifier(options: { url: string; logger: Log
     warn("listen", error);
   }
 
+  // Tenants published since the last NOTIFY went out.
+  const pending = new Set<string>();
+  let inFlight: Promise<void> | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let lastSentAt = Number.NEGATIVE_INFINITY;
+
+  /** Sends what is pending now, or arms the timer for when the spacing allows. */
+  function schedule(): void {
+    if (inFlight !== null || timer !== null || pending.size === 0) return;
+    const wait = lastSentAt + NOTIFY_SPACING_MS - performance.now();
+    if (wait <= 0) {
+      inFlight = send();
+      return;
+    }
+    timer = setTimeout(() => {
+      timer = null;
+      schedule();
+    }, wait);
+  }
+
+  async function send(): Promise<void> {
+    lastSentAt = performance.now();
+    const tenants = [...pending];
+    pending.clear();
+    for (let i = 0; i < tenants.length; i += TENANTS_PER_NOTIFY) {
+      const message = JSON.stringify({ from: self, tenants: tenants.slice(i, i + TENANTS_PER_NOTIFY) });
+      try {
+        await client.notify(CHANNEL, message);
+      } catch (error) {
+        warn("notify", error);
+      }
+    }
+    inFlight = null;
+    schedule();
+  }
+
   return {
     kind: "postgres",
     publish(tenantIds) {
       local.fire(tenantIds);
-      // A NOTIFY payload is at most 8000 bytes: 150 tenant ids (37 bytes each as JSON) fit.
-      for (let i = 0; i < tenantIds.length; i += 150) {
-        const tenants = tenantIds.slice(i, i + 150);
-        client.notify(CHANNEL, JSON.stringify({ from: self, tenants })).catch((error: unknown) => {
-          warn("notify", error);
-        });
-      }
+      for (const tenantId of tenantIds) pending.add(tenantId);
+      schedule();
     },
     subscribe: (tenantId, wake) => local.subscribe(tenantId, wake),
     async close() {
+      // What is still pending goes out now rather than after the spacing.
+      for (;;) {
+        if (timer !== null) clearTimeout(timer);
+        timer = null;
+        if (inFlight !== null) await inFlight;
+        else if (pending.size > 0) {
+          lastSentAt = Number.NEGATIVE_INFINITY;
+          schedule();
+        } else break;
+      }
       await subscription?.unlisten().catch(() => undefined);
       await client.close().catch(() => undefined);
     },
