@@ -8,7 +8,9 @@
  *     bun /path/to/A/bench/inproc.ts --scenario tenant; bun bench/inproc.ts --scenario tenant
  *   done
  *
- * Scenarios: tenant (authenticated GET /v1/tenant, bench scenario 2), services20, services100,
+ * Scenarios: tenant (authenticated GET /v1/tenant, bench scenario 2), tenantfloor (the same
+ * requests to scenario 2's floor, bench/lib/auth-floor.ts: the in-process denominator of
+ * tenant; a long `--warmup` (100000) lets both settle before they are compared), services20, services100,
  * tokens20 (lists on a tenant with 40 services and 25 tokens), audit20 (its audit log: the 67
  * events of that seeding, 20 a page), events100 (a page of 100 events of
  * 1 KiB), feed1000 (bench scenario 8: 5,000 events of 1 KiB written through the store port like
@@ -41,6 +43,7 @@ import type * as AppModule from "../src/app.ts";
 import type * as ConfigModule from "../src/config.ts";
 import type * as IdsModule from "../src/domain/ids.ts";
 import type * as LoggerModule from "../src/logger.ts";
+import { authFloor } from "./lib/auth-floor.ts";
 import { feedFloor } from "./lib/feed-floor.ts";
 import { ingestFloor } from "./lib/ingest-floor.ts";
 import { eventBody, signatureHeader } from "./lib/pool.ts";
@@ -139,6 +142,7 @@ try {
 
   const paths: Record<string, string> = {
     tenant: "/v1/tenant",
+    tenantfloor: "/v1/tenant",
     services20: "/v1/services?limit=20",
     services100: "/v1/services?limit=100",
     tokens20: "/v1/api_tokens?limit=20",
@@ -194,6 +198,10 @@ try {
       };
       await Promise.all(Array.from({ length: INGEST_IN_FLIGHT }, sender));
     };
+  }
+  if (flags.scenario === "tenantfloor") {
+    const floor = authFloor();
+    handler = (request) => floor(request, false);
   }
   if (flags.scenario === "feed1000floor") handler = feedFloor(new Database(join(dir, "intake.sqlite")), boot.tenant.id);
   if (feedScenario) {
