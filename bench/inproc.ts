@@ -10,7 +10,9 @@
  *
  * Scenarios: tenant (authenticated GET /v1/tenant, bench scenario 2), tenantfloor (the same
  * requests to scenario 2's floor, bench/lib/auth-floor.ts: the in-process denominator of
- * tenant; a long `--warmup` (100000) lets both settle before they are compared), services20, services100,
+ * tenant; a long `--warmup` (100000) lets both settle before they are compared), tenantbare (the
+ * same floor in a process that loads nothing of Intake: what the process itself costs a
+ * handler), services20, services100,
  * tokens20 (lists on a tenant with 40 services and 25 tokens), audit20 (its audit log: the 67
  * events of that seeding, 20 a page), events100 (a page of 100 events of
  * 1 KiB), feed1000 (bench scenario 8: 5,000 events of 1 KiB written through the store port like
@@ -59,6 +61,27 @@ const { values: flags } = parseArgs({
     store: { type: "string", default: "sqlite" },
   },
 });
+
+if (flags.scenario === "tenantbare") {
+  // Scenario 2's floor in a process that holds nothing else (no app, no store, no framework
+  // loaded): against tenantfloor, what living in a process of Intake's size costs the very same
+  // handler (a larger heap to collect). Same measurement as below.
+  const floor = authFloor();
+  const headers = { authorization: `Bearer service_live_${"a".repeat(43)}` };
+  const once = async () => {
+    await floor(new Request("http://intake.test/v1/tenant", { headers }), false).arrayBuffer();
+  };
+  for (let i = 0; i < Number(flags.warmup); i++) await once();
+  const n = Number(flags.n);
+  const cpu = process.cpuUsage();
+  const started = Bun.nanoseconds();
+  for (let i = 0; i < n; i++) await once();
+  const wallUs = (Bun.nanoseconds() - started) / n / 1000;
+  const spent = process.cpuUsage(cpu);
+  const cpuUs = (spent.user + spent.system) / n;
+  console.log(`tenantbare: cpu ${cpuUs.toFixed(2)} µs/request, wall ${wallUs.toFixed(2)} µs/request (n=${n})`);
+  process.exit(0);
+}
 
 const src = (file: string) => join(resolve(flags.root), "src", file);
 const { createApp } = (await import(src("app.ts"))) as typeof AppModule;
