@@ -29,7 +29,6 @@ import type { Logger } from "./logger.ts";
 import { createPrometheusMetrics } from "./metrics/prometheus.ts";
 import { createLocalNotifier } from "./notify/local.ts";
 import { createAdmission } from "./rpc/admission.ts";
-import { listenGrpc } from "./rpc/grpc-server.ts";
 import { createRpcImpls } from "./rpc/impls.ts";
 import { createRequestObserver } from "./rpc/observe.ts";
 import { createRpcRouter } from "./rpc/router.ts";
@@ -265,8 +264,14 @@ export async function createApp(options: AppOptions) {
     console: config.console,
     metrics,
   });
-  /** The gRPC (h2c) listener on `port` (0: an ephemeral one); serve.ts starts it on config.grpcPort. */
-  const listenGrpcOn = (port: number) => listenGrpc(rpc, { port, host: config.host, logger, requests });
+  /**
+   * The gRPC (h2c) listener on `port` (0: an ephemeral one); serve.ts starts it on config.grpcPort.
+   * Loaded only when it listens (INTAKE_GRPC_PORT=0 never loads it): node:http2 and
+   * connect-node hold ~0.7 MB (5,700 objects) of the ~6.6 MB the modules of app.ts do, and a
+   * larger heap makes every request dearer (bench/README.md, "What the scenario-2 gap is made of").
+   */
+  const listenGrpcOn = async (port: number) =>
+    (await import("./rpc/grpc-server.ts")).listenGrpc(rpc, { port, host: config.host, logger, requests });
 
   let closed = false;
   async function close(): Promise<void> {
