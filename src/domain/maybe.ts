@@ -1,7 +1,8 @@
 /**
  * A value now, or a promise of it. The hot reads (a cached token, a cached tenant) answer
  * synchronously: each async layer between the gateway and the cache cost a promise and its
- * microtask turns, about a tenth of an authenticated GET in process (bench/README.md).
+ * microtask turns; four of them were about a twentieth of an authenticated GET in process
+ * (bench/README.md, "Fixed here").
  */
 export type Maybe<T> = T | Promise<T>;
 

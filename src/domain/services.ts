@@ -149,8 +149,7 @@ export function createServices(deps: ServiceDeps) {
     return { record, signingSecret };
   }
 
-  /** The tenant's whole list when it is small enough to hold (HeldServiceList). */
-  /** Synchronous while the list is held in the in-process cache (maybe.ts). */
+  /** The tenant's whole list when it is small enough to hold (HeldServiceList); synchronous while held (maybe.ts). */
   function heldList(tenantId: string): Maybe<HeldServiceList | null> {
     const peeked = listCache.peek(tenantId);
     if (peeked !== undefined) return peeked;
