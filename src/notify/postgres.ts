@@ -26,6 +26,12 @@ const WARN_INTERVAL_MS = 10_000;
 const TENANTS_PER_NOTIFY = 150;
 /** Exported for the tests. Far inside the cross-instance delivery bound of docs/feed.md. */
 export const NOTIFY_SPACING_MS = 20;
+/**
+ * How long close() lets what is pending go out. Bounded: with the database unreachable (a
+ * silently dropped network) a NOTIFY never answers, and a drain must still end (the wake-ups
+ * are best effort; readers re-read on their timer).
+ */
+const CLOSE_FLUSH_MS = 1_000;
 
 export async function createPostgresNotifier(options: { url: string; logger: Logger }): Promise<FeedNotifier> {
   const { logger } = options;
@@ -63,9 +69,12 @@ export async function createPostgresNotifier(options: { url: string; logger: Log
   let timer: ReturnType<typeof setTimeout> | null = null;
   let lastSentAt = Number.NEGATIVE_INFINITY;
 
+  let closing = false;
+
   /** Sends what is pending now, or arms the timer for when the spacing allows. */
   function schedule(): void {
     if (inFlight !== null || timer !== null || pending.size === 0) return;
+    if (closing) return;
     const wait = lastSentAt + NOTIFY_SPACING_MS - performance.now();
     if (wait <= 0) {
       inFlight = send();
@@ -102,18 +111,29 @@ export async function createPostgresNotifier(options: { url: string; logger: Log
     },
     subscribe: (tenantId, wake) => local.subscribe(tenantId, wake),
     async close() {
-      // What is still pending goes out now rather than after the spacing.
-      for (;;) {
-        if (timer !== null) clearTimeout(timer);
-        timer = null;
-        if (inFlight !== null) await inFlight;
-        else if (pending.size > 0) {
-          lastSentAt = Number.NEGATIVE_INFINITY;
-          schedule();
-        } else break;
-      }
+      // What is still pending goes out now rather than after the spacing, for at most
+      // CLOSE_FLUSH_MS; then nothing more is sent.
+      const flush = async () => {
+        for (;;) {
+          if (timer !== null) clearTimeout(timer);
+          timer = null;
+          if (inFlight !== null) await inFlight;
+          else if (pending.size > 0 && !closing) {
+            lastSentAt = Number.NEGATIVE_INFINITY;
+            schedule();
+          } else break;
+        }
+      };
+      let expired: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([flush(), new Promise<void>((resolve) => (expired = setTimeout(resolve, CLOSE_FLUSH_MS)))]);
+      clearTimeout(expired);
+      closing = true;
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
       await subscription?.unlisten().catch(() => undefined);
-      await client.close().catch(() => undefined);
+      // At once: an unanswered NOTIFY would otherwise hold close() (Bun's SQL waits for every
+      // running query unless told a timeout); it rejects, and send() only warns.
+      await client.close({ timeout: 0 }).catch(() => undefined);
     },
   };
 }

@@ -9,6 +9,7 @@ import type { FeedNotifier } from "../../src/domain/ports/notifier.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createPostgresNotifier, NOTIFY_SPACING_MS } from "../../src/notify/postgres.ts";
 import { serviceAvailable } from "../support/services.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { createTestDatabase, type TestDatabase } from "../support/stack.ts";
 
 const pgOk = await serviceAvailable("postgres");
@@ -99,5 +100,24 @@ describe.skipIf(!pgOk)("PostgreSQL LISTEN/NOTIFY feed wake-ups", () => {
     expect(seen[0]?.tenants).toEqual([tenant(1)]);
     await a.close();
     await until(() => seen.some((m) => m.tenants.includes(tenant(2))));
+  });
+
+  test("close ends within about a second while a NOTIFY never answers (the database silently unreachable)", async () => {
+    database = await createTestDatabase();
+    const upstream = new URL(database.url);
+    const proxy = await startTcpProxy({ hostname: upstream.hostname, port: Number(upstream.port || 5432) });
+    open.push({ close: async () => proxy.close() });
+    const viaProxy = new URL(database.url);
+    viaProxy.hostname = "127.0.0.1";
+    viaProxy.port = String(proxy.port);
+    const a = await createPostgresNotifier({ url: viaProxy.href, logger: createLogger(() => {}) });
+    await Bun.sleep(2 * NOTIFY_SPACING_MS);
+    proxy.blackhole();
+    a.publish([tenant(1)]); // in flight, never answered
+    a.publish([tenant(2)]); // waiting for its turn behind it
+    const started = performance.now();
+    await a.close();
+    // A drain waits for this close: it must not hang on the unanswered NOTIFY.
+    expect(performance.now() - started).toBeLessThan(3_000);
   });
 });
