@@ -9,8 +9,8 @@ import type { FeedNotifier } from "../../src/domain/ports/notifier.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createPostgresNotifier, NOTIFY_SPACING_MS } from "../../src/notify/postgres.ts";
 import { serviceAvailable } from "../support/services.ts";
-import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { createTestDatabase, type TestDatabase } from "../support/stack.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 
 const pgOk = await serviceAvailable("postgres");
 
