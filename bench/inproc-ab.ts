@@ -1,24 +1,34 @@
 /**
- * What metrics and configured-but-unspent rate limits cost, in process: three apps in ONE
- * process (default; `INTAKE_METRICS=false`; the scenario's rate limit at 1e9/3600s), each on
- * its own SQLite file, driven by `app.fetch` in alternating batches (A B C, then C B A, ...).
- * Prints each app's median CPU µs per request (this process, all threads: the SQLite writer
- * worker included) and the median of the per-round paired throughput ratios against the
- * default app. One process and alternating batches keep the machine's drift on both sides of
- * each pair; the wrk figures of `bun run bench` (scenarios 2 and 3) remain the goal's measure.
+ * In-process A/B: apps in ONE process, each on its own SQLite file, driven by `app.fetch` in
+ * alternating batches (A B C, then C B A, ...). Prints each app's median CPU µs per request
+ * (this process, all threads: the SQLite writer worker included) and wall µs per request, and
+ * the medians of the per-round paired ratios against the first app. One process and
+ * alternating batches keep the machine's drift on both sides of each pair; the wrk figures of
+ * `bun run bench` remain the goals' measure.
+ *
+ * What metrics and configured-but-unspent rate limits cost: three apps of this checkout
+ * (default; `INTAKE_METRICS=false`; the scenario's rate limit at 1e9/3600s):
  *
  *   bun bench/inproc-ab.ts --scenario tenant    # authenticated GET /v1/tenant, one at a time
  *   bun bench/inproc-ab.ts --scenario ingest    # signed 1 KiB ingest, 64 in flight (group commit)
  *
- * Flags: --rounds N (default 15), --n requests per batch (default 10000 tenant, 3000 ingest).
+ * A change to a read path: two checkouts' apps (each checkout with its own `bun install`):
+ *
+ *   bun bench/inproc-ab.ts --a /path/to/before --b . [--path '/v1/services?limit=20'] --rounds 24 --n 5000 --warmup 30000
+ *
+ * Read scenarios run on a tenant of 40 services. Flags: --rounds N (default 15), --n requests
+ * per batch (default 10000 reads, 3000 ingest), --warmup requests per app before the rounds
+ * (default one batch; the JIT needs ~30000 before a small difference between two checkouts
+ * means anything: the same checkout on both sides then comes out within 2% wall, 9% CPU),
+ * --path (reads only; default /v1/tenant).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { createApp } from "../src/app.ts";
-import { loadKeyMaterial, parseConfig } from "../src/config.ts";
-import { createLogger } from "../src/logger.ts";
+import type * as AppModule from "../src/app.ts";
+import type * as ConfigModule from "../src/config.ts";
+import type * as LoggerModule from "../src/logger.ts";
 import { eventBody, signatureHeader } from "./lib/pool.ts";
 
 const { values: flags } = parseArgs({
@@ -26,6 +36,10 @@ const { values: flags } = parseArgs({
     scenario: { type: "string", default: "tenant" },
     rounds: { type: "string", default: "15" },
     n: { type: "string" },
+    warmup: { type: "string" },
+    path: { type: "string", default: "/v1/tenant" },
+    a: { type: "string" },
+    b: { type: "string", default: "." },
   },
 });
 const ingest = flags.scenario === "ingest";
@@ -34,13 +48,18 @@ const rounds = Number(flags.rounds);
 const batch = Number(flags.n ?? (ingest ? 3000 : 10000));
 const BASE = "http://intake.test";
 const UNSPENT = "1000000000/3600s";
-const variants: Record<string, Record<string, string>> = {
-  "metrics on (default)": {},
-  "INTAKE_METRICS=false": { INTAKE_METRICS: "false" },
-  [ingest ? "INTAKE_RATE_LIMIT_INGEST unspent" : "INTAKE_RATE_LIMIT_API unspent"]: ingest
-    ? { INTAKE_RATE_LIMIT_INGEST: UNSPENT }
-    : { INTAKE_RATE_LIMIT_API: UNSPENT },
-};
+const HERE = resolve(import.meta.dir, "..");
+/** Each app: the checkout whose src/ it runs, and its extra environment. */
+const variants: Record<string, { root: string; env: Record<string, string> }> = flags.a
+  ? { [`A ${flags.a}`]: { root: resolve(flags.a), env: {} }, [`B ${flags.b}`]: { root: resolve(flags.b), env: {} } }
+  : {
+      "metrics on (default)": { root: HERE, env: {} },
+      "INTAKE_METRICS=false": { root: HERE, env: { INTAKE_METRICS: "false" } },
+      [ingest ? "INTAKE_RATE_LIMIT_INGEST unspent" : "INTAKE_RATE_LIMIT_API unspent"]: {
+        root: HERE,
+        env: ingest ? { INTAKE_RATE_LIMIT_INGEST: UNSPENT } : { INTAKE_RATE_LIMIT_API: UNSPENT },
+      },
+    };
 
 interface Driven {
   name: string;
@@ -53,7 +72,11 @@ async function expectStatus(res: Response, status: number): Promise<void> {
   await res.arrayBuffer();
 }
 
-async function drive(name: string, extra: Record<string, string>): Promise<Driven> {
+async function drive(name: string, root: string, extra: Record<string, string>): Promise<Driven> {
+  const src = (file: string) => join(root, "src", file);
+  const { createApp } = (await import(src("app.ts"))) as typeof AppModule;
+  const { loadKeyMaterial, parseConfig } = (await import(src("config.ts"))) as typeof ConfigModule;
+  const { createLogger } = (await import(src("logger.ts"))) as typeof LoggerModule;
   const dir = mkdtempSync(join(tmpdir(), "intake-inproc-ab-"));
   const config = parseConfig({
     INTAKE_DATA_DIR: dir,
@@ -69,22 +92,28 @@ async function drive(name: string, extra: Record<string, string>): Promise<Drive
   };
   const boot = await app.domain.tokens.bootstrapTenant({ name: "Bench", permissionMode: "role_based" });
   const authorization = `Bearer ${boot.token}`;
+  const createService = async (serviceName: string) => {
+    const created = await app.fetch(
+      new Request(`${BASE}/v1/services`, {
+        method: "POST",
+        headers: { authorization, "content-type": "application/json" },
+        body: JSON.stringify({ service_name: serviceName }),
+      }),
+    );
+    if (created.status !== 201) throw new Error(`${name}: creating a service answered ${created.status}`);
+    return (await created.json()) as { id: string; signing_secret: string };
+  };
   if (!ingest) {
+    for (let i = 0; i < 40; i++) await createService(`svc-${i}`);
+    const url = BASE + flags.path;
     const run = async (n: number) => {
       for (let i = 0; i < n; i++) {
-        await expectStatus(await app.fetch(new Request(`${BASE}/v1/tenant`, { headers: { authorization } })), 200);
+        await expectStatus(await app.fetch(new Request(url, { headers: { authorization } })), 200);
       }
     };
     return { name, run, close };
   }
-  const created = await app.fetch(
-    new Request(`${BASE}/v1/services`, {
-      method: "POST",
-      headers: { authorization, "content-type": "application/json" },
-      body: JSON.stringify({ service_name: "bench" }),
-    }),
-  );
-  const svc = (await created.json()) as { id: string; signing_secret: string };
+  const svc = await createService("bench");
   const now = Math.floor(Date.now() / 1000);
   const pool = Array.from({ length: 1000 }, (_, i) => {
     const body = eventBody(i);
@@ -113,28 +142,42 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const apps: Driven[] = [];
 try {
-  for (const [name, extra] of Object.entries(variants)) apps.push(await drive(name, extra));
-  for (const app of apps) await app.run(batch); // warm-up
+  for (const [name, { root, env }] of Object.entries(variants)) apps.push(await drive(name, root, env));
+  // Warm-up interleaved too, a batch at a time: no app gets the JIT's attention first.
+  for (let done = 0; done < Number(flags.warmup ?? batch); done += batch) {
+    for (const app of apps) await app.run(Math.min(batch, Number(flags.warmup ?? batch) - done));
+  }
   const cpu = new Map<string, number[]>(apps.map((a) => [a.name, []]));
+  const wall = new Map<string, number[]>(apps.map((a) => [a.name, []]));
   for (let round = 0; round < rounds; round++) {
     for (const app of round % 2 === 0 ? apps : [...apps].reverse()) {
       const before = process.cpuUsage();
+      const started = Bun.nanoseconds();
       await app.run(batch);
+      wall.get(app.name)?.push((Bun.nanoseconds() - started) / batch / 1000);
       const used = process.cpuUsage(before);
       cpu.get(app.name)?.push((used.user + used.system) / batch);
     }
   }
   const [base, ...others] = apps as [Driven, ...Driven[]];
-  const baseCpu = cpu.get(base.name) as number[];
-  console.log(`${flags.scenario}: ${rounds} rounds × ${batch} requests per app, CPU µs per request (median, min)`);
+  const what = ingest ? "signed ingest" : flags.path;
+  console.log(`${what}: ${rounds} rounds × ${batch} requests per app, µs per request (median; CPU min)`);
   for (const app of apps) {
     const xs = cpu.get(app.name) as number[];
-    console.log(`  ${app.name}: ${median(xs).toFixed(2)} (min ${Math.min(...xs).toFixed(2)})`);
+    const ws = wall.get(app.name) as number[];
+    console.log(
+      `  ${app.name}: CPU ${median(xs).toFixed(2)} (min ${Math.min(...xs).toFixed(2)}), wall ${median(ws).toFixed(2)}`,
+    );
   }
+  const paired = (series: Map<string, number[]>, name: string) => {
+    const first = series.get(base.name) as number[];
+    const xs = series.get(name) as number[];
+    return median(first.map((b, i) => b / (xs[i] as number))).toFixed(3);
+  };
   for (const app of others) {
-    const xs = cpu.get(app.name) as number[];
-    const ratio = median(baseCpu.map((b, i) => b / (xs[i] as number)));
-    console.log(`  ${app.name} vs default: ${ratio.toFixed(3)}× the throughput (median of paired rounds)`);
+    console.log(
+      `  ${app.name} vs ${base.name}: ${paired(cpu, app.name)}× the throughput by CPU, ${paired(wall, app.name)}× by wall (medians of paired rounds)`,
+    );
   }
 } finally {
   for (const app of apps) await app.close();
