@@ -62,23 +62,31 @@ const { values: flags } = parseArgs({
   },
 });
 
+/** This process's CPU (all threads) and the wall time per request of `run`, which sends `n`. */
+async function timed(n: number, run: () => Promise<void>): Promise<{ cpuUs: number; wallUs: number }> {
+  const cpu = process.cpuUsage();
+  const started = Bun.nanoseconds();
+  await run();
+  const wallUs = (Bun.nanoseconds() - started) / n / 1000;
+  const spent = process.cpuUsage(cpu);
+  return { cpuUs: (spent.user + spent.system) / n, wallUs };
+}
+
 if (flags.scenario === "tenantbare") {
   // Scenario 2's floor in a process that holds nothing else (no app, no store, no framework
   // loaded): against tenantfloor, what living in a process of Intake's size costs the very same
-  // handler (a larger heap to collect). Same measurement as below.
+  // handler (a larger heap to collect). Measured as the app's scenarios are (`timed`).
   const floor = authFloor();
   const headers = { authorization: `Bearer service_live_${"a".repeat(43)}` };
   const once = async () => {
     await floor(new Request("http://intake.test/v1/tenant", { headers }), false).arrayBuffer();
   };
-  for (let i = 0; i < Number(flags.warmup); i++) await once();
+  const repeat = async (count: number) => {
+    for (let i = 0; i < count; i++) await once();
+  };
+  await repeat(Number(flags.warmup));
   const n = Number(flags.n);
-  const cpu = process.cpuUsage();
-  const started = Bun.nanoseconds();
-  for (let i = 0; i < n; i++) await once();
-  const wallUs = (Bun.nanoseconds() - started) / n / 1000;
-  const spent = process.cpuUsage(cpu);
-  const cpuUs = (spent.user + spent.system) / n;
+  const { cpuUs, wallUs } = await timed(n, () => repeat(n));
   console.log(`tenantbare: cpu ${cpuUs.toFixed(2)} µs/request, wall ${wallUs.toFixed(2)} µs/request (n=${n})`);
   process.exit(0);
 }
@@ -256,12 +264,7 @@ try {
   // other people's) and the transactions committed in it, per request.
   const server = flags.store === "postgres" && ingestScenario ? await postgresSide(env.DATABASE_URL as string) : null;
   const serverBefore = await server?.sample();
-  const cpu = process.cpuUsage();
-  const started = Bun.nanoseconds();
-  await batch(n);
-  const wallUs = (Bun.nanoseconds() - started) / n / 1000;
-  const spent = process.cpuUsage(cpu);
-  const cpuUs = (spent.user + spent.system) / n;
+  const { cpuUs, wallUs } = await timed(n, () => batch(n));
   let serverText = "";
   if (server && serverBefore) {
     const after = await server.sample();
