@@ -23,7 +23,8 @@
  *
  * Flags: --smoke, --only 1,3,5, --rounds N, --duration S, --threads N, --profile (Intake under
  * `bun --cpu-prof`; profiles in bench/results/profiles/), --keep (keep the temp data dirs),
- * --no-pin (run the read scenarios unpinned too).
+ * --no-pin (run the read scenarios unpinned too), --floor-in-intake (scenario 2 also serves its
+ * floor from a process running Intake's app: bench/baseline.ts FLOOR_IN_INTAKE=1).
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, totalmem } from "node:os";
@@ -93,6 +94,7 @@ const { values: flags } = parseArgs({
     profile: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     "no-pin": { type: "boolean", default: false },
+    "floor-in-intake": { type: "boolean", default: false },
   },
 });
 
@@ -337,10 +339,14 @@ interface Reference {
   child: Subprocess;
 }
 
-/** A hand-written reference server (bench/baseline.ts by default) on a free port. */
-async function startBaseline(script = "bench/baseline.ts", env: Record<string, string> = {}): Promise<Reference> {
+/** A hand-written reference server (bench/baseline.ts by default) on a free port; `name` names its log. */
+async function startBaseline(
+  script = "bench/baseline.ts",
+  env: Record<string, string> = {},
+  name = basename(script, ".ts"),
+): Promise<Reference> {
   const port = freePort();
-  const logPath = join(workDir, `${basename(script, ".ts")}.log`);
+  const logPath = join(workDir, `${name}.log`);
   const child = track(
     Bun.spawn(["bun", script], {
       cwd: REPO_ROOT,
@@ -521,17 +527,27 @@ async function main(): Promise<void> {
           env: { ...readSpec.env, INTAKE_RATE_LIMIT_API: UNSPENT_LIMIT },
         })
       : null;
-    const readPids = [baseline?.child.pid, intake.pid, metricsOff?.pid, limited?.pid].filter(
+    // Scenario 2's floor served from a process running Intake's app (--floor-in-intake; off by
+    // default: the full table's 15 minutes have no room for it).
+    const floorInIntake =
+      wanted(2) && flags["floor-in-intake"]
+        ? await startBaseline("bench/baseline.ts", { FLOOR_IN_INTAKE: "1" }, "floor-in-intake")
+        : null;
+    const readPids = [baseline?.child.pid, intake.pid, metricsOff?.pid, limited?.pid, floorInIntake?.child.pid].filter(
       (pid): pid is number => pid !== undefined,
     );
     try {
       await readScenario(1, "GET /v1/health vs bare GET", readPids, async () => {
         if (!baseline) throw new Error("no baseline");
         await expectStatus(`${intake.url}/v1/health`, {}, 200, "health");
-        const [base, health] = await interleave(1, [
-          wrkTarget("baseline GET", { url: `${baseline.url}/v1/health`, connections: 32, script: "get.lua" }),
-          wrkTarget("Intake GET /v1/health", { url: `${intake.url}/v1/health`, connections: 32, script: "get.lua" }),
-        ], readPlan);
+        const [base, health] = await interleave(
+          1,
+          [
+            wrkTarget("baseline GET", { url: `${baseline.url}/v1/health`, connections: 32, script: "get.lua" }),
+            wrkTarget("Intake GET /v1/health", { url: `${intake.url}/v1/health`, connections: 32, script: "get.lua" }),
+          ],
+          readPlan,
+        );
         rows.push(ratioRow(1, "GET /v1/health vs bare GET (32 conns)", 0.9, health as Series, base as Series));
       });
 
@@ -545,48 +561,65 @@ async function main(): Promise<void> {
         );
         if (!metricsOff) throw new Error("no INTAKE_METRICS=false process");
         if (!limited) throw new Error("no INTAKE_RATE_LIMIT_API process");
-        const [base, floor, floorLimited, tenantLimited, tenant, tenantOff] = await interleave(2, [
-          // The same request bytes (the baseline ignores the header).
-          wrkTarget("baseline GET", {
-            url: `${baseline.url}/v1/tenant`,
-            connections: 32,
-            script: "get.lua",
-            headers: headers(boot.token),
-          }),
-          // The least work the contract requires, hand-written (bench/baseline.ts): for the record.
-          wrkTarget("floor: bare GET + bearer HMAC + lookup + X-Request-Id", {
-            url: `${baseline.url}/floor/v1/tenant`,
-            connections: 32,
-            script: "get.lua",
-            headers: headers(boot.token),
-          }),
-          // The same floor answering the two RateLimit fields too: the limits goal's own floor.
-          wrkTarget("floor + RateLimit-Policy and RateLimit fields", {
-            url: `${baseline.url}/floor-limited/v1/tenant`,
-            connections: 32,
-            script: "get.lua",
-            headers: headers(boot.token),
-          }),
-          // Intake between its two variants: each pair the table reads runs back to back.
-          wrkTarget("Intake GET /v1/tenant, API rate limit configured (unspent)", {
-            url: `${limited.url}/v1/tenant`,
-            connections: 32,
-            script: "get.lua",
-            headers: headers(boot.token),
-          }),
-          wrkTarget("Intake GET /v1/tenant", {
-            url: `${intake.url}/v1/tenant`,
-            connections: 32,
-            script: "get.lua",
-            headers: headers(boot.token),
-          }),
-          wrkTarget("Intake GET /v1/tenant, INTAKE_METRICS=false", {
-            url: `${metricsOff.url}/v1/tenant`,
-            connections: 32,
-            script: "get.lua",
-            headers: headers(boot.token),
-          }),
-        ], readPlan);
+        const series = await interleave(
+          2,
+          [
+            // The same request bytes (the baseline ignores the header).
+            wrkTarget("baseline GET", {
+              url: `${baseline.url}/v1/tenant`,
+              connections: 32,
+              script: "get.lua",
+              headers: headers(boot.token),
+            }),
+            // The least work the contract requires, hand-written (bench/baseline.ts): for the record.
+            wrkTarget("floor: bare GET + bearer HMAC + lookup + X-Request-Id", {
+              url: `${baseline.url}/floor/v1/tenant`,
+              connections: 32,
+              script: "get.lua",
+              headers: headers(boot.token),
+            }),
+            // The same floor answering the two RateLimit fields too: the limits goal's own floor.
+            wrkTarget("floor + RateLimit-Policy and RateLimit fields", {
+              url: `${baseline.url}/floor-limited/v1/tenant`,
+              connections: 32,
+              script: "get.lua",
+              headers: headers(boot.token),
+            }),
+            ...(floorInIntake
+              ? [
+                  wrkTarget("the same floor, served from a process running Intake's app", {
+                    url: `${floorInIntake.url}/floor/v1/tenant`,
+                    connections: 32,
+                    script: "get.lua",
+                    headers: headers(boot.token),
+                  }),
+                ]
+              : []),
+            // Intake between its two variants: each pair the table reads runs back to back.
+            wrkTarget("Intake GET /v1/tenant, API rate limit configured (unspent)", {
+              url: `${limited.url}/v1/tenant`,
+              connections: 32,
+              script: "get.lua",
+              headers: headers(boot.token),
+            }),
+            wrkTarget("Intake GET /v1/tenant", {
+              url: `${intake.url}/v1/tenant`,
+              connections: 32,
+              script: "get.lua",
+              headers: headers(boot.token),
+            }),
+            wrkTarget("Intake GET /v1/tenant, INTAKE_METRICS=false", {
+              url: `${metricsOff.url}/v1/tenant`,
+              connections: 32,
+              script: "get.lua",
+              headers: headers(boot.token),
+            }),
+          ],
+          readPlan,
+        );
+        const [base, floor, floorLimited] = series;
+        const inIntake = floorInIntake ? series[3] : undefined;
+        const [tenantLimited, tenant, tenantOff] = series.slice(floorInIntake ? 4 : 3);
         const t = summarize(tenant as Series);
         const r = pairedRatio(tenant as Series, base as Series);
         rows.push({
@@ -627,6 +660,15 @@ async function main(): Promise<void> {
           measured: `${fmtRatio(pairedRatio(floorLimited as Series, floor as Series))} (${fmtRps(summarize(floorLimited as Series).rps)} vs ${fmtRps(summarize(floor as Series).rps)} req/s)`,
           status: "reported",
         });
+        if (inIntake) {
+          rows.push({
+            scenario: 2,
+            title: "… the same floor served from a process running Intake's app (--floor-in-intake) vs the floor",
+            goal: "(reported)",
+            measured: `${fmtRatio(pairedRatio(inIntake, floor as Series))} (${fmtRps(summarize(inIntake).rps)} req/s); Intake vs it ${fmtRatio(pairedRatio(tenant as Series, inIntake))}`,
+            status: "reported",
+          });
+        }
       });
 
       await readScenario(6, `List pagination: page 1 vs page after ${settings.pageDepth} rows`, readPids, async () => {
@@ -641,20 +683,24 @@ async function main(): Promise<void> {
         if (res.status !== 200 || page.data?.length !== 20 || page.data[0]?.id !== expectedFirst) {
           throw new Error(`deep page is not rows ${depth + 1}..${depth + 20}: ${res.status} ${page.data?.[0]?.id}`);
         }
-        const [shallow, deep] = await interleave(6, [
-          wrkTarget("page 1 (limit 20)", {
-            url: shallowUrl,
-            connections: 32,
-            script: "get.lua",
-            headers: headers(boot.token),
-          }),
-          wrkTarget(`page after ${depth} rows (limit 20)`, {
-            url: deepUrl,
-            connections: 32,
-            script: "get.lua",
-            headers: headers(boot.token),
-          }),
-       ], readPlan);
+        const [shallow, deep] = await interleave(
+          6,
+          [
+            wrkTarget("page 1 (limit 20)", {
+              url: shallowUrl,
+              connections: 32,
+              script: "get.lua",
+              headers: headers(boot.token),
+            }),
+            wrkTarget(`page after ${depth} rows (limit 20)`, {
+              url: deepUrl,
+              connections: 32,
+              script: "get.lua",
+              headers: headers(boot.token),
+            }),
+          ],
+          readPlan,
+        );
         const s = summarize(shallow as Series);
         const d = summarize(deep as Series);
         const cost = pairedRatio(shallow as Series, deep as Series);
@@ -670,6 +716,7 @@ async function main(): Promise<void> {
       await stopIntake(intake);
       if (metricsOff) await stopIntake(metricsOff);
       if (limited) await stopIntake(limited);
+      if (floorInIntake) await stop(floorInIntake.child);
     }
   }
 
