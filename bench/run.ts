@@ -4,7 +4,7 @@
  * One run starts a bare Bun.serve baseline and Intake processes on the embedded default
  * (SQLite file + in-process cache; one on a scratch PostgreSQL database when reachable),
  * warms each target, then drives them with wrk using the same settings, interleaving the
- * targets of a scenario (A B A B ...) so that noise from the shared machine falls on all of
+ * targets of a scenario (A B C, then C B A, ...) so that noise from the shared machine falls on all of
  * them alike. Hand-written floors (bench/baseline.ts for scenario 2, bench/floor-ingest.ts for
  * 3 and 4, bench/floor-auth.ts for 5's cold cache) do only what the contract requires and run
  * interleaved too, so that a goal out of any implementation's reach on the machine at hand
