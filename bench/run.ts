@@ -111,7 +111,7 @@ const settings = {
   // same 20 s per target, but ten pairs whose members run 2 s apart instead of five 4 s apart.
   // What disturbs them is the shared host slowing a whole stretch of seconds; a short pair
   // falls inside one stretch more often, and the median of ten shrugs off the pairs that do not
-  // (bench/README.md, "Method").
+  // (bench/README.md, "How it measures").
   readRounds: Number(flags.rounds ?? (smoke ? 1 : 10)),
   readDurationS: Number(flags.duration ?? (smoke ? 1 : 2)),
   warmupS: smoke ? 1 : 2,
@@ -211,6 +211,11 @@ function wrkTarget(label: string, run: Omit<WrkRun, "durationS" | "threads">): T
       };
     },
   };
+}
+
+/** A GET of `url` with a bearer token, 32 connections: the read scenarios' target. */
+function bearerGet(label: string, url: string, token: string): Target {
+  return wrkTarget(label, { url, connections: 32, script: "get.lua", headers: [`Authorization: Bearer ${token}`] });
 }
 
 function check(scenario: number, label: string, sample: Sample, phase: string): void {
@@ -497,7 +502,6 @@ async function main(): Promise<void> {
 
   const needsBaseline = [1, 2, 3].some(wanted);
   const baseline = needsBaseline ? await startBaseline() : null;
-  const headers = (token: string) => [`Authorization: Bearer ${token}`];
 
   // --- 1, 2, 6 share one Intake process (SQLite file, in-process cache) ---------------------
   if ([1, 2, 6].some(wanted)) {
@@ -565,55 +569,36 @@ async function main(): Promise<void> {
           2,
           [
             // The same request bytes (the baseline ignores the header).
-            wrkTarget("baseline GET", {
-              url: `${baseline.url}/v1/tenant`,
-              connections: 32,
-              script: "get.lua",
-              headers: headers(boot.token),
-            }),
+            bearerGet("baseline GET", `${baseline.url}/v1/tenant`, boot.token),
             // The least work the contract requires, hand-written (bench/baseline.ts): for the record.
-            wrkTarget("floor: bare GET + bearer HMAC + lookup + X-Request-Id", {
-              url: `${baseline.url}/floor/v1/tenant`,
-              connections: 32,
-              script: "get.lua",
-              headers: headers(boot.token),
-            }),
+            bearerGet(
+              "floor: bare GET + bearer HMAC + lookup + X-Request-Id",
+              `${baseline.url}/floor/v1/tenant`,
+              boot.token,
+            ),
             // The same floor answering the two RateLimit fields too: the limits goal's own floor.
-            wrkTarget("floor + RateLimit-Policy and RateLimit fields", {
-              url: `${baseline.url}/floor-limited/v1/tenant`,
-              connections: 32,
-              script: "get.lua",
-              headers: headers(boot.token),
-            }),
+            bearerGet(
+              "floor + RateLimit-Policy and RateLimit fields",
+              `${baseline.url}/floor-limited/v1/tenant`,
+              boot.token,
+            ),
             ...(floorInIntake
               ? [
-                  wrkTarget("the same floor, served from a process running Intake's app", {
-                    url: `${floorInIntake.url}/floor/v1/tenant`,
-                    connections: 32,
-                    script: "get.lua",
-                    headers: headers(boot.token),
-                  }),
+                  bearerGet(
+                    "the same floor, served from a process running Intake's app",
+                    `${floorInIntake.url}/floor/v1/tenant`,
+                    boot.token,
+                  ),
                 ]
               : []),
             // Intake between its two variants: each pair the table reads runs back to back.
-            wrkTarget("Intake GET /v1/tenant, API rate limit configured (unspent)", {
-              url: `${limited.url}/v1/tenant`,
-              connections: 32,
-              script: "get.lua",
-              headers: headers(boot.token),
-            }),
-            wrkTarget("Intake GET /v1/tenant", {
-              url: `${intake.url}/v1/tenant`,
-              connections: 32,
-              script: "get.lua",
-              headers: headers(boot.token),
-            }),
-            wrkTarget("Intake GET /v1/tenant, INTAKE_METRICS=false", {
-              url: `${metricsOff.url}/v1/tenant`,
-              connections: 32,
-              script: "get.lua",
-              headers: headers(boot.token),
-            }),
+            bearerGet(
+              "Intake GET /v1/tenant, API rate limit configured (unspent)",
+              `${limited.url}/v1/tenant`,
+              boot.token,
+            ),
+            bearerGet("Intake GET /v1/tenant", `${intake.url}/v1/tenant`, boot.token),
+            bearerGet("Intake GET /v1/tenant, INTAKE_METRICS=false", `${metricsOff.url}/v1/tenant`, boot.token),
           ],
           readPlan,
         );
@@ -686,18 +671,8 @@ async function main(): Promise<void> {
         const [shallow, deep] = await interleave(
           6,
           [
-            wrkTarget("page 1 (limit 20)", {
-              url: shallowUrl,
-              connections: 32,
-              script: "get.lua",
-              headers: headers(boot.token),
-            }),
-            wrkTarget(`page after ${depth} rows (limit 20)`, {
-              url: deepUrl,
-              connections: 32,
-              script: "get.lua",
-              headers: headers(boot.token),
-            }),
+            bearerGet("page 1 (limit 20)", shallowUrl, boot.token),
+            bearerGet(`page after ${depth} rows (limit 20)`, deepUrl, boot.token),
           ],
           readPlan,
         );
@@ -725,9 +700,7 @@ async function main(): Promise<void> {
     const listSpec = spec("lists");
     const boot = await bootstrap(listSpec);
     const intake = await start(listSpec);
-    const auth = headers(boot.token);
-    const get = (label: string, path: string) =>
-      wrkTarget(label, { url: `${intake.url}${path}`, connections: 32, script: "get.lua", headers: auth });
+    const get = (label: string, path: string) => bearerGet(label, `${intake.url}${path}`, boot.token);
     try {
       // A tenant as a new user would have it: 40 services, one of them with 100 events of 1 KiB.
       const created = [];
@@ -1053,18 +1026,8 @@ async function main(): Promise<void> {
         );
       }
       [warmSmall, warmLarge] = (await interleave(5, [
-        wrkTarget(`warm, ${small.label}`, {
-          url: `${smallIntake.url}/v1/tenant`,
-          connections: 32,
-          script: "get.lua",
-          headers: headers(small.boot.token),
-        }),
-        wrkTarget(`warm, ${large.label}`, {
-          url: `${largeIntake.url}/v1/tenant`,
-          connections: 32,
-          script: "get.lua",
-          headers: headers(large.boot.token),
-        }),
+        bearerGet(`warm, ${small.label}`, `${smallIntake.url}/v1/tenant`, small.boot.token),
+        bearerGet(`warm, ${large.label}`, `${largeIntake.url}/v1/tenant`, large.boot.token),
       ])) as [Series, Series];
     } finally {
       await stopIntake(smallIntake);
@@ -1082,7 +1045,7 @@ async function main(): Promise<void> {
         threads: 1,
         durationS: settings.warmupS,
         script: "get.lua",
-        headers: headers(p.boot.token),
+        headers: [`Authorization: Bearer ${p.boot.token}`],
       });
       const unknown = Array.from({ length: 2_000 }, () => generateToken());
       for (let k = 0; k < unknown.length; k += 50) {
