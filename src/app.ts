@@ -23,7 +23,7 @@ import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
 import { escapedErrorHandler } from "./gateway/errors.ts";
-import { createGateway, loggedGateway } from "./gateway/gateway.ts";
+import { createGateway, loggedGateway, loggedNativeRoutes } from "./gateway/gateway.ts";
 import { healthBody, nativeHealthRoutes } from "./gateway/health.ts";
 import type { Logger } from "./logger.ts";
 import { createPrometheusMetrics } from "./metrics/prometheus.ts";
@@ -273,6 +273,7 @@ export async function createApp(options: AppOptions) {
   const listenGrpcOn = async (port: number) =>
     (await import("./rpc/grpc-server.ts")).listenGrpc(rpc, { port, host: config.host, logger, requests });
 
+  const fetch = loggedGateway(gateway, requests);
   let closed = false;
   async function close(): Promise<void> {
     if (closed) return;
@@ -302,9 +303,12 @@ export async function createApp(options: AppOptions) {
     /** What the domain and the listeners report to (the no-op one with INTAKE_METRICS=false). */
     observer,
     /** Every request through the gateway, with its metrics and access-log line. */
-    fetch: loggedGateway(gateway, requests),
-    /** Bun.serve `routes` served without the gateway's dispatch (the health probe). */
-    nativeRoutes: nativeHealthRoutes(await healthBody(impls), requests),
+    fetch,
+    /** Bun.serve `routes` served without the gateway's dispatch: the health probe, and the read lane's reads. */
+    nativeRoutes: {
+      ...nativeHealthRoutes(await healthBody(impls), requests),
+      ...loggedNativeRoutes(gateway, requests),
+    },
     /** Bun.serve `error`: whatever escapes the handlers is a 500 in the contract's shape. */
     onEscapedError: escapedErrorHandler(logger),
     listenGrpc: listenGrpcOn,

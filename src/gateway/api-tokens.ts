@@ -7,10 +7,12 @@ import {
   ListApiTokensRequestSchema,
   RevokeApiTokenRequestSchema,
 } from "../../gen/intake/v1/api_tokens_pb.ts";
+import { andThen } from "../domain/maybe.ts";
 import { connectErrorFor } from "../rpc/errors.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { ELYSIA_SETTINGS, json } from "./http.ts";
 import type { Kit } from "./kit.ts";
+import { okJson, type ReadRoute } from "./read-lane.ts";
 import { bearerSecurity } from "./responses.ts";
 import { ApiTokenRecord, CreateApiTokenBody, CreatedApiToken, IdParams, listOf, TokenPageQuery } from "./schemas.ts";
 import { tokenJson } from "./serialize.ts";
@@ -46,7 +48,36 @@ function expiresAtMs(value: string | null | undefined): number | null {
   return ms;
 }
 
-export function apiTokenRoutes(impls: RpcImpls, kit: Kit) {
+/** GET /v1/api_tokens and GET /v1/api_tokens/:id, for the gateway's routes and the read lane. */
+export function apiTokenReads(impls: RpcImpls): { list: ReadRoute; get: ReadRoute } {
+  const { apiTokens } = impls;
+  return {
+    list: {
+      path: "/v1/api_tokens",
+      method: "intake.v1.ApiTokenService/ListApiTokens",
+      query: "tokenPage",
+      answer: (call, { limit, cursor, include_revoked }) =>
+        andThen(
+          apiTokens.listApiTokens(
+            create(ListApiTokensRequestSchema, { limit, cursor, includeRevoked: include_revoked ?? false }),
+            call,
+          ),
+          (res) => JSON.stringify({ data: res.data.map(tokenJson), next_cursor: res.nextCursor ?? null }),
+        ),
+    },
+    get: {
+      path: "/v1/api_tokens/:id",
+      method: "intake.v1.ApiTokenService/GetApiToken",
+      query: "none",
+      answer: (call, { id }) =>
+        andThen(apiTokens.getApiToken(create(GetApiTokenRequestSchema, { id }), call), (res) =>
+          JSON.stringify(tokenJson(res.apiToken!)),
+        ),
+    },
+  };
+}
+
+export function apiTokenRoutes(impls: RpcImpls, kit: Kit, reads: ReturnType<typeof apiTokenReads>) {
   const { apiTokens } = impls;
   const tags = ["API tokens"];
   return new Elysia({ ...ELYSIA_SETTINGS, name: "api-tokens" })
@@ -74,38 +105,25 @@ export function apiTokenRoutes(impls: RpcImpls, kit: Kit) {
       },
     )
     .get(
-      "/v1/api_tokens",
-      async ({ call, query }) => {
-        const res = await apiTokens.listApiTokens(
-          create(ListApiTokensRequestSchema, {
-            limit: query.limit,
-            cursor: query.cursor,
-            includeRevoked: query.include_revoked ?? false,
-          }),
-          call,
-        );
-        return json(200, { data: res.data.map(tokenJson), next_cursor: res.nextCursor ?? null });
-      },
+      reads.list.path,
+      ({ call, query }) =>
+        andThen(
+          reads.list.answer(call, { limit: query.limit, cursor: query.cursor, include_revoked: query.include_revoked }),
+          okJson,
+        ),
       {
-        bearer: "intake.v1.ApiTokenService/ListApiTokens",
+        bearer: reads.list.method,
         query: TokenPageQuery,
         response: { 200: listOf(ApiTokenRecord, "ApiTokenList") },
         detail: { summary: "List tokens, newest first", tags, security: bearerSecurity },
       },
     )
-    .get(
-      "/v1/api_tokens/:id",
-      async ({ call, params }) => {
-        const res = await apiTokens.getApiToken(create(GetApiTokenRequestSchema, { id: params.id }), call);
-        return json(200, tokenJson(res.apiToken!));
-      },
-      {
-        bearer: "intake.v1.ApiTokenService/GetApiToken",
-        params: IdParams,
-        response: { 200: ApiTokenRecord },
-        detail: { summary: "Get a token's record (never its credential)", tags, security: bearerSecurity },
-      },
-    )
+    .get(reads.get.path, ({ call, params }) => andThen(reads.get.answer(call, { id: params.id }), okJson), {
+      bearer: reads.get.method,
+      params: IdParams,
+      response: { 200: ApiTokenRecord },
+      detail: { summary: "Get a token's record (never its credential)", tags, security: bearerSecurity },
+    })
     .delete(
       "/v1/api_tokens/:id",
       async ({ call, params }) => {

@@ -19,7 +19,7 @@ import {
   setRateLimitHeaders,
 } from "../rpc/rate-limit.ts";
 import { apiDocsRoutes } from "./api-docs.ts";
-import { apiTokenRoutes } from "./api-tokens.ts";
+import { apiTokenReads, apiTokenRoutes } from "./api-tokens.ts";
 import { auditRoutes } from "./audit.ts";
 import { consoleRoutes } from "./console.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
@@ -28,11 +28,12 @@ import { healthBody, healthRoutes } from "./health.ts";
 import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
 import { ingestRoutes } from "./ingest.ts";
 import { createKit } from "./kit.ts";
+import { createReadLane } from "./read-lane.ts";
 import { rootRoutes } from "./root.ts";
 import { connectRoutes } from "./rpc.ts";
-import { serviceRoutes } from "./services.ts";
+import { serviceReads, serviceRoutes } from "./services.ts";
 import { setupRoutes } from "./setup.ts";
-import { tenantRoutes } from "./tenant.ts";
+import { tenantRead, tenantRoutes } from "./tenant.ts";
 
 export interface GatewayDeps {
   impls: RpcImpls;
@@ -95,8 +96,21 @@ function serviceInRoute(route: string, request: Request): string | null {
 }
 
 /** The gateway's fetch, with each request's access-log line when INTAKE_ACCESS_LOG is on (rpc/observe.ts). */
-export function loggedGateway(gateway: Gateway, seen: RequestObserver): (request: Request) => Promise<Response> {
-  return logFetch((request) => gateway.handle(request), seen, routeOf, serviceInRoute);
+export function loggedGateway(
+  gateway: Gateway,
+  seen: RequestObserver,
+): (request: Request) => Response | Promise<Response> {
+  return logFetch(gateway.handle, seen, routeOf, serviceInRoute);
+}
+
+/**
+ * The read lane's Bun.serve native routes, each with its access-log line like the gateway's
+ * fetch; what the lane leaves there goes on to the gateway (logged once, by the same wrapper).
+ */
+export function loggedNativeRoutes(gateway: Gateway, seen: RequestObserver) {
+  const routes = gateway.lane.nativeRoutes(gateway.handle);
+  for (const methods of Object.values(routes)) methods.GET = logFetch(methods.GET, seen, routeOf, serviceInRoute);
+  return routes;
 }
 
 function metricsRoutes(metrics: MetricsEndpoint) {
@@ -188,17 +202,23 @@ export async function createGateway(deps: GatewayDeps) {
         return errorResponse("invalid_request", "The request is invalid.", requestId, validationIssues(error));
       case "PARSE":
         return errorResponse("invalid_request", "The body could not be parsed.", requestId);
-      default: {
-        const response = responseForError(error, requestId, logger);
-        // A refusal raised by admission carries its fields in the error's metadata; an error
-        // after the decision (ingest's 409, a 404, a 400) takes them from the request's record.
-        if (error instanceof ConnectError) copyRateLimitHeaders(error.metadata, response.headers);
-        const rate = kit.rateOf(request);
-        if (rate) withRateLimit(response, rate);
-        return response;
-      }
+      default:
+        return refusal(error, requestId, request);
     }
   }
+
+  /** The answer to an error a route raised (the read lane's too), with the RateLimit fields of a limited route. */
+  function refusal(error: unknown, requestId: string, request: Request): Response {
+    const response = responseForError(error, requestId, logger);
+    // A refusal raised by admission carries its fields in the error's metadata; an error
+    // after the decision (ingest's 409, a 404, a 400) takes them from the request's record.
+    if (error instanceof ConnectError) copyRateLimitHeaders(error.metadata, response.headers);
+    const rate = kit.rateOf(request);
+    if (rate) withRateLimit(response, rate);
+    return response;
+  }
+
+  const reads = { tenant: tenantRead(impls), services: serviceReads(impls), apiTokens: apiTokenReads(impls) };
 
   const app = new Elysia({ ...ELYSIA_SETTINGS, name: "intake-gateway" })
     .onRequest(({ set, request }) => {
@@ -234,9 +254,9 @@ export async function createGateway(deps: GatewayDeps) {
       return response;
     })
     .use(healthRoutes(await healthBody(impls)))
-    .use(tenantRoutes(impls, kit))
-    .use(apiTokenRoutes(impls, kit))
-    .use(serviceRoutes(impls, kit))
+    .use(tenantRoutes(impls, kit, reads.tenant))
+    .use(apiTokenRoutes(impls, kit, reads.apiTokens))
+    .use(serviceRoutes(impls, kit, reads.services))
     .use(ingestRoutes(impls, kit, limits))
     .use(setupRoutes(impls, kit))
     .use(feedRoutes(impls, kit))
@@ -249,7 +269,34 @@ export async function createGateway(deps: GatewayDeps) {
   // Last: the document is generated from every route mounted before it.
   if (deps.apiDocs) app.use(apiDocsRoutes({ version: deps.apiDocs.version, routes: () => app.routes }));
 
-  return app;
+  const laneRoutes = [reads.tenant, reads.services.list, reads.services.get, reads.apiTokens.list, reads.apiTokens.get];
+  const lane = createReadLane(laneRoutes, {
+    kit,
+    newRequestId: () => formatId("req", newRequestId()),
+    refusal,
+    started(request) {
+      if (counted) (request as Timed)[STARTED] = performance.now();
+    },
+    answered(request, route, status) {
+      tagRoute(request, route);
+      if (counted) countRequest(counted, request, status);
+    },
+  });
+  // The lane answers a GET of the paths it claims: no other route may sit under them.
+  for (const route of app.routes) {
+    const own = laneRoutes.some((read) => read.path === route.path);
+    if (!own && route.method === "GET" && lane.claims(route.path)) {
+      throw new Error(`GET ${route.path} would be answered by the read lane`);
+    }
+  }
+
+  return {
+    /** The Elysia app: its route table (the OpenAPI document, the tests) and every request the lane leaves. */
+    elysia: app,
+    lane,
+    /** One request: the read lane's when it takes it, else Elysia's. */
+    handle: (request: Request): Response | Promise<Response> => lane.take(request) ?? app.handle(request),
+  };
 }
 
 export type Gateway = Awaited<ReturnType<typeof createGateway>>;

@@ -191,6 +191,9 @@ export function createKit(admission: Admission, limits: Limits) {
     /** `.use(kit.plugin)` on a route plugin makes the macros available to its routes. */
     plugin,
 
+    /** The `bearer` macro's admission, for the read lane (read-lane.ts): the call, tagged on the request. */
+    admit,
+
     /**
      * The context of a call without a bearer token (ingest): the implementation reports its
      * rate-limit decision into it, for `rateOf`.

@@ -13,8 +13,9 @@ import {
 import { andThen } from "../domain/maybe.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
 import { onceEach } from "../rpc/memo.ts";
-import { ELYSIA_SETTINGS, json, jsonText } from "./http.ts";
+import { ELYSIA_SETTINGS, json } from "./http.ts";
 import type { BodyRoute, Kit } from "./kit.ts";
+import { okJson, type ReadRoute } from "./read-lane.ts";
 import { bearerSecurity } from "./responses.ts";
 import {
   CreatedService,
@@ -35,12 +36,36 @@ const serviceText = onceEach((service: Service) => JSON.stringify(serviceJson(se
  * Each listed message's text once (ListServices answers the same messages while the tenant's
  * list is held), joined into the page: the same bytes as JSON.stringify of it.
  */
-function answerServicePage(res: ListServicesResponse): Response {
+function servicePageText(res: ListServicesResponse): string {
   const data = res.data.map(serviceText).join(",");
-  return jsonText(200, `{"data":[${data}],"next_cursor":${JSON.stringify(res.nextCursor ?? null)}}`);
+  return `{"data":[${data}],"next_cursor":${JSON.stringify(res.nextCursor ?? null)}}`;
 }
 
-export function serviceRoutes(impls: RpcImpls, kit: Kit) {
+/** GET /v1/services and GET /v1/services/:id, for the gateway's routes and the read lane. */
+export function serviceReads(impls: RpcImpls): { list: ReadRoute; get: ReadRoute } {
+  const { services } = impls;
+  return {
+    list: {
+      path: "/v1/services",
+      method: "intake.v1.ServiceRegistryService/ListServices",
+      query: "page",
+      // No async layer of its own while the list is held (domain/maybe.ts).
+      answer: (call, { limit, cursor }) =>
+        andThen(services.listServices(create(ListServicesRequestSchema, { limit, cursor }), call), servicePageText),
+    },
+    get: {
+      path: "/v1/services/:id",
+      method: "intake.v1.ServiceRegistryService/GetService",
+      query: "none",
+      answer: (call, { id }) =>
+        andThen(services.getService(create(GetServiceRequestSchema, { id }), call), (res) =>
+          JSON.stringify(serviceJson(res.service!)),
+        ),
+    },
+  };
+}
+
+export function serviceRoutes(impls: RpcImpls, kit: Kit, reads: ReturnType<typeof serviceReads>) {
   const { services } = impls;
   const serviceExists: BodyRoute["exists"] = (call, params) =>
     services.getService(create(GetServiceRequestSchema, { id: params.id ?? "" }), call);
@@ -68,33 +93,21 @@ export function serviceRoutes(impls: RpcImpls, kit: Kit) {
       },
     )
     .get(
-      "/v1/services",
-      // No async layer of its own while the list is held (domain/maybe.ts).
-      ({ call, query }) =>
-        andThen(
-          services.listServices(create(ListServicesRequestSchema, { limit: query.limit, cursor: query.cursor }), call),
-          answerServicePage,
-        ),
+      reads.list.path,
+      ({ call, query }) => andThen(reads.list.answer(call, { limit: query.limit, cursor: query.cursor }), okJson),
       {
-        bearer: "intake.v1.ServiceRegistryService/ListServices",
+        bearer: reads.list.method,
         query: PageQuery,
         response: { 200: listOf(ServiceRecordSchema, "ServiceList") },
         detail: { summary: "List services, newest first", tags, security: bearerSecurity },
       },
     )
-    .get(
-      "/v1/services/:id",
-      async ({ call, params }) => {
-        const res = await services.getService(create(GetServiceRequestSchema, { id: params.id }), call);
-        return json(200, serviceJson(res.service!));
-      },
-      {
-        bearer: "intake.v1.ServiceRegistryService/GetService",
-        params: IdParams,
-        response: { 200: ServiceRecordSchema },
-        detail: { summary: "Get a service (the secret only as its prefix)", tags, security: bearerSecurity },
-      },
-    )
+    .get(reads.get.path, ({ call, params }) => andThen(reads.get.answer(call, { id: params.id }), okJson), {
+      bearer: reads.get.method,
+      params: IdParams,
+      response: { 200: ServiceRecordSchema },
+      detail: { summary: "Get a service (the secret only as its prefix)", tags, security: bearerSecurity },
+    })
     .patch(
       "/v1/services/:id",
       async ({ call, params, body }) => {

@@ -134,11 +134,11 @@ export function serviceIdInPath(pathname: string, index: number): string | null 
  * `serviceOf` the service a route names in its path.
  */
 export function logFetch(
-  handle: (request: Request) => Promise<Response>,
+  handle: (request: Request) => Response | Promise<Response>,
   seen: RequestObserver,
   routeOf: (request: Request) => string,
   serviceOf: (route: string, request: Request) => string | null = () => null,
-): (request: Request) => Promise<Response> {
+): (request: Request) => Response | Promise<Response> {
   if (!seen.accessLog) return handle;
   return async (request) => {
     const started = performance.now();

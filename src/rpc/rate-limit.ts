@@ -25,11 +25,20 @@ function policyField(d: RateDecision): string {
   return field;
 }
 
+/** `RateLimit: "api";r=<remaining>;t=<seconds until the window resets>` */
+function limitField(d: RateDecision): string {
+  return `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`;
+}
+
+/** The two fields of an admitted request's decision, for a response built with its headers (the read lane). */
+export function rateLimitFields(d: RateDecision): Record<string, string> {
+  return { [RATE_LIMIT_POLICY_HEADER]: policyField(d), [RATE_LIMIT_HEADER]: limitField(d) };
+}
+
 /** Writes the fields of `d` (plus Retry-After when it refused) into `headers`. */
 export function setRateLimitHeaders(headers: Headers, d: RateDecision): void {
   headers.set(RATE_LIMIT_POLICY_HEADER, policyField(d));
-  // `RateLimit: "api";r=<remaining>;t=<seconds until the window resets>`
-  headers.set(RATE_LIMIT_HEADER, `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`);
+  headers.set(RATE_LIMIT_HEADER, limitField(d));
   if (!d.allowed) headers.set(RETRY_AFTER_HEADER, String(d.resetSeconds));
 }
 

@@ -196,7 +196,7 @@ export const UNAUTHENTICATED_ROUTES = ["GET /v1/health", "POST /v1/ingest/:servi
 
 /** The routes the running gateway actually declares under /v1. */
 export function declaredRoutes(world: World): string[] {
-  return world.app.gateway.routes
+  return world.app.gateway.elysia.routes
     .filter((r) => r.path.startsWith("/v1/") && r.method !== "HEAD" && r.method !== "OPTIONS")
     .map((r) => `${r.method} ${r.path}`);
 }

@@ -39,7 +39,7 @@ async function openapi(w: World): Promise<Document> {
 
 /** "GET /v1/services/{id}" for every /v1 route the Elysia app serves. */
 function servedOperations(w: World): string[] {
-  return w.app.gateway.routes
+  return w.app.gateway.elysia.routes
     .filter((r) => r.path.startsWith("/v1/"))
     .map((r) => `${r.method.toUpperCase()} ${r.path.replace(/:([^/]+)/g, "{$1}")}`)
     .sort();

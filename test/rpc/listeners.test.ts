@@ -129,7 +129,7 @@ test("resource_exhausted for a management message over 64 KiB, on both ports", a
 
 test("every method the routers serve has an access policy (the gate fails closed otherwise)", async () => {
   served = await serveWorld();
-  const paths = served.world.app.gateway.routes
+  const paths = served.world.app.gateway.elysia.routes
     .map((r) => r.path)
     .filter((p) => p.startsWith("/intake.v1."))
     .map((p) => p.slice(1));
@@ -234,7 +234,7 @@ test("an error escaping every handler is a 500 internal_error in the contract's 
         throw new Error("internal detail /srv/intake/secret-path");
       },
     });
-    const res = await fetch(`http://127.0.0.1:${running.server.port}/v1/tenant`);
+    const res = await fetch(`http://127.0.0.1:${running.server.port}/v1/audit_events`);
     expect(res.status).toBe(500);
     expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
     const requestId = res.headers.get("x-request-id");

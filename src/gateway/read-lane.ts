@@ -1,0 +1,203 @@
+/**
+ * The read lane (docs/architecture.md, "The read lane"): the REST gateway's hot bearer reads —
+ * the tenant, the service and token lists and records — answered beside Elysia's per-request
+ * pipeline. Served, that pipeline (its context object, the composed async handler with an
+ * `await` per hook, the hooks around it) cost an authenticated GET about as much as everything
+ * Intake itself does for it (bench/README.md, "The read lane").
+ *
+ * A read is declared once, as a `ReadRoute`, and mounted twice: as an Elysia route (the OpenAPI
+ * document, and every request the lane does not take) and here. Both call the same `answer`
+ * after the same admission, so what a read answers cannot differ between them.
+ *
+ * The lane takes a request only when it can decode it exactly as Elysia would: GET, a path it
+ * knows (no trailing slash), an id that is a plain path segment, and a query made only of the
+ * route's own keys, each once, in their plain forms (`limit=1`…`100`, a base64url `cursor`,
+ * `include_revoked=true|false`). Anything else — HEAD, a percent-encoded id, an unknown or
+ * repeated key, `limit=05` — goes to Elysia untouched: the lane has admitted, counted and logged
+ * nothing of it. A request the lane takes it answers whole, errors included, through the gateway's
+ * own pieces: the kit's admission, the gateway's error answer, its metrics and route tag.
+ */
+import type { Maybe } from "../domain/maybe.ts";
+import type { CallContext } from "../rpc/context.ts";
+import type { MethodName } from "../rpc/policy.ts";
+import { rateLimitFields } from "../rpc/rate-limit.ts";
+import { JSON_TYPE, jsonText, REQUEST_ID_HEADER } from "./http.ts";
+import type { Kit } from "./kit.ts";
+
+/** What a read takes from its path and query, as Elysia hands it to the route (defaults applied). */
+export interface ReadInput {
+  /** The `:id` segment of a record route. */
+  id?: string;
+  limit?: number;
+  cursor?: string;
+  include_revoked?: boolean;
+}
+
+/** The query a read accepts: none, a page (`limit`, `cursor`), or a token page (also `include_revoked`). */
+export type QueryForm = "none" | "page" | "tokenPage";
+
+export interface ReadRoute {
+  /** Elysia's pattern: a static path, or one ending in a single `:id` segment. */
+  readonly path: string;
+  /** The rpc method whose access rule and rate limit admission applies. */
+  readonly method: MethodName;
+  readonly query: QueryForm;
+  /** The 200 answer's JSON text; throws (or rejects with) the error the gateway answers. */
+  answer(call: CallContext, input: ReadInput): Maybe<string>;
+}
+
+export interface ReadLaneDeps {
+  kit: Kit;
+  /** A fresh `req_…` id. */
+  newRequestId(): string;
+  /** The gateway's answer to an error raised after admission began (its rate fields included). */
+  refusal(error: unknown, requestId: string, request: Request): Response;
+  /** What the gateway's hooks do once a request is answered: its route tag and its metrics. */
+  answered(request: Request, route: string, status: number): void;
+  /** What the gateway's onRequest does: the metrics' start time. */
+  started(request: Request): void;
+}
+
+type Answer = Response | Promise<Response>;
+
+const LIMIT = /^(?:[1-9][0-9]?|100)$/;
+const PLAIN = /^[A-Za-z0-9_-]+$/;
+const NO_INPUT: ReadInput = Object.freeze({});
+
+/**
+ * The query string (without `?`) as Elysia would decode it for `form`, or null when it holds
+ * anything the lane leaves to Elysia. Defaults as the schemas give them (schemas.ts).
+ */
+export function plainQuery(search: string, form: QueryForm): ReadInput | null {
+  // A route without a query schema ignores its query, in Elysia too.
+  if (form === "none") return NO_INPUT;
+  const input: ReadInput = form === "tokenPage" ? { limit: 20, include_revoked: false } : { limit: 20 };
+  if (search === "") return input;
+  const seen = new Set<string>();
+  for (const pair of search.split("&")) {
+    const eq = pair.indexOf("=");
+    const key = eq === -1 ? pair : pair.slice(0, eq);
+    const value = eq === -1 ? "" : pair.slice(eq + 1);
+    if (seen.has(key)) return null;
+    seen.add(key);
+    if (key === "limit" && LIMIT.test(value)) input.limit = Number(value);
+    else if (key === "cursor" && PLAIN.test(value)) input.cursor = value;
+    else if (key === "include_revoked" && form === "tokenPage" && (value === "true" || value === "false"))
+      input.include_revoked = value === "true";
+    else return null;
+  }
+  return input;
+}
+
+/**
+ * The lane: a request it takes → its answer (a Response, or a promise of one when the token or
+ * the record is not cached); a request it leaves to Elysia → null.
+ */
+export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps) {
+  const { kit } = deps;
+  const exact = new Map<string, ReadRoute>();
+  const byPrefix = new Map<string, ReadRoute>();
+  for (const route of routes) {
+    if (route.path.endsWith("/:id")) byPrefix.set(route.path.slice(0, -"/:id".length), route);
+    else if (!route.path.includes(":")) exact.set(route.path, route);
+    else throw new Error(`the read lane takes static paths and paths ending in /:id: ${route.path}`);
+  }
+
+  function match(path: string): { route: ReadRoute; id: string | undefined } | null {
+    const route = exact.get(path);
+    if (route) return { route, id: undefined };
+    const slash = path.lastIndexOf("/");
+    const parent = byPrefix.get(path.slice(0, slash));
+    const id = path.slice(slash + 1);
+    return parent && PLAIN.test(id) ? { route: parent, id } : null;
+  }
+
+  function success(text: string, requestId: string, request: Request, route: ReadRoute): Response {
+    const rate = kit.rateOf(request);
+    const headers = { "content-type": JSON_TYPE, [REQUEST_ID_HEADER]: requestId };
+    const response = new Response(text, { headers: rate ? { ...headers, ...rateLimitFields(rate) } : headers });
+    deps.answered(request, route.path, 200);
+    return response;
+  }
+
+  function refused(error: unknown, requestId: string, request: Request, route: ReadRoute): Response {
+    const response = deps.refusal(error, requestId, request);
+    response.headers.set(REQUEST_ID_HEADER, requestId);
+    deps.answered(request, route.path, response.status);
+    return response;
+  }
+
+  /** Answers a request the lane has taken, whole. */
+  function serve(route: ReadRoute, id: string | undefined, input: ReadInput, request: Request): Answer {
+    deps.started(request);
+    const requestId = deps.newRequestId();
+    let text: Maybe<string>;
+    try {
+      const admitted = kit.admit(request, id === undefined ? {} : { id }, requestId, route.method);
+      const withId = id === undefined ? input : { ...input, id };
+      text =
+        admitted instanceof Promise
+          ? admitted.then((call) => route.answer(call, withId))
+          : route.answer(admitted, withId);
+    } catch (error) {
+      return refused(error, requestId, request, route);
+    }
+    if (!(text instanceof Promise)) return success(text, requestId, request, route);
+    return text.then(
+      (t) => success(t, requestId, request, route),
+      (error: unknown) => refused(error, requestId, request, route),
+    );
+  }
+
+  /** The request's answer, or null: Elysia's to answer. */
+  function take(request: Request): Answer | null {
+    if (request.method !== "GET") return null;
+    const url = request.url;
+    const start = url.indexOf("/", url.indexOf("//") + 2);
+    const q = url.indexOf("?", start);
+    const found = match(q === -1 ? url.slice(start) : url.slice(start, q));
+    if (!found) return null;
+    const input = plainQuery(q === -1 ? "" : url.slice(q + 1), found.route.query);
+    return input ? serve(found.route, found.id, input, request) : null;
+  }
+
+  /**
+   * The same as Bun.serve native routes (serve.ts): Bun's router has matched the path and the
+   * id, so a read without a query form never reads the URL. What the lane leaves goes to
+   * `fallback` (the gateway's fetch, where the lane leaves it again and Elysia answers).
+   */
+  function nativeRoutes(fallback: (request: Request) => Answer) {
+    const table: Record<string, { GET: (request: Request & { params?: Record<string, string> }) => Answer }> = {};
+    for (const route of routes) {
+      const named = route.path.endsWith("/:id");
+      table[route.path] = {
+        GET(request) {
+          const id = named ? request.params?.id : undefined;
+          if (named && (id === undefined || !PLAIN.test(id))) return fallback(request);
+          let input: ReadInput | null = NO_INPUT;
+          if (route.query !== "none") {
+            const url = request.url;
+            const q = url.indexOf("?");
+            input = plainQuery(q === -1 ? "" : url.slice(q + 1), route.query);
+          }
+          return input ? serve(route, id, input, request) : fallback(request);
+        },
+      };
+    }
+    return table;
+  }
+
+  return {
+    take,
+    nativeRoutes,
+    /** Whether the lane would take a GET of this literal path (the gateway checks no other route is shadowed). */
+    claims: (path: string) => match(path) !== null,
+  };
+}
+
+export type ReadLane = ReturnType<typeof createReadLane>;
+
+/** A read's 200 on the Elysia route (the lane builds its own, with the request id in it). */
+export function okJson(text: string): Response {
+  return jsonText(200, text);
+}
