@@ -274,13 +274,8 @@ export async function createGateway(deps: GatewayDeps) {
     kit,
     newRequestId: () => formatId("req", newRequestId()),
     refusal,
-    started(request) {
-      if (counted) (request as Timed)[STARTED] = performance.now();
-    },
-    answered(request, route, status) {
-      tagRoute(request, route);
-      if (counted) countRequest(counted, request, status);
-    },
+    tag: tagRoute,
+    count: counted && ((route, status, seconds) => counted.httpRequest(route, "GET", status, seconds)),
   });
   // The lane answers a GET of the paths it claims: no other route may sit under them.
   for (const route of app.routes) {

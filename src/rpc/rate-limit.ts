@@ -17,7 +17,7 @@ export const RETRY_AFTER_HEADER = "retry-after";
 const lastPolicyField = new Map<string, { limit: number; windowSeconds: number; field: string }>();
 
 /** `RateLimit-Policy: "api";q=<limit>;w=<window seconds>` */
-function policyField(d: RateDecision): string {
+export function policyField(d: RateDecision): string {
   const last = lastPolicyField.get(d.policy);
   if (last !== undefined && last.limit === d.limit && last.windowSeconds === d.windowSeconds) return last.field;
   const field = `"${d.policy}";q=${d.limit};w=${d.windowSeconds}`;
@@ -26,13 +26,8 @@ function policyField(d: RateDecision): string {
 }
 
 /** `RateLimit: "api";r=<remaining>;t=<seconds until the window resets>` */
-function limitField(d: RateDecision): string {
+export function limitField(d: RateDecision): string {
   return `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`;
-}
-
-/** The two fields of an admitted request's decision, for a response built with its headers (the read lane). */
-export function rateLimitFields(d: RateDecision): Record<string, string> {
-  return { [RATE_LIMIT_POLICY_HEADER]: policyField(d), [RATE_LIMIT_HEADER]: limitField(d) };
 }
 
 /** Writes the fields of `d` (plus Retry-After when it refused) into `headers`. */
