@@ -45,6 +45,7 @@ import {
   startIntake,
 } from "./lib/intake.ts";
 import { CORES, noiseSince, snapshot } from "./lib/noise.ts";
+import { type PacedResult, pacedIngest } from "./lib/paced.ts";
 import { eventBody, signatureHeader, writePool } from "./lib/pool.ts";
 import { createScratchDatabase } from "./lib/postgres.ts";
 import {
@@ -1156,7 +1157,20 @@ async function main(): Promise<void> {
   });
 
   // --- 8, 9, 10: the feed (docs/feed.md) -----------------------------------------------------
-  await scenario(8, "Feed paging: GET /v1/feed?limit=1000 over 1 KiB events vs one prepared SELECT", async () => {
+  await scenario(8, "Feed paging: GET /v1/feed?limit=1000 vs one prepared SELECT (SQLite, PostgreSQL)", async () => {
+    // The performance issue's goal: Intake ≥ 0.70× of a floor that reads the same rows with one
+    // prepared statement and writes the same bytes, on each store.
+    const feedRow = (title: string, it: Series, fl: Series): Row => {
+      const r = pairedRatio(it, fl);
+      const s = summarize(it);
+      return {
+        scenario: 8,
+        title,
+        goal: "≥ 0.70×",
+        measured: `${fmtRatio(r)} (${fmtRps(s.rps)} vs ${fmtRps(summarize(fl).rps)} events/s), page p99 ${fmtMs(s.p99Us)} ms`,
+        status: r >= 0.7 ? "met" : "missed",
+      };
+    };
     const feedSpec = spec("feed");
     const boot = await bootstrap(feedSpec);
     const intake = await start(feedSpec);
@@ -1186,99 +1200,180 @@ async function main(): Promise<void> {
         { label: "floor: one prepared SELECT, same bytes", run: (d) => pageFeed(reference.url, null, 1000, 2, d) },
         { label: "Intake GET /v1/feed?limit=1000", run: (d) => pageFeed(intake.url, boot.token, 1000, 2, d) },
       ])) as [Series, Series];
-      const r = pairedRatio(it, fl);
-      const s = summarize(it);
-      rows.push({
-        scenario: 8,
-        title: "Feed paging, events/s read (limit 1000, 1 KiB, 2 readers) vs the one-statement floor",
-        goal: "(reported)",
-        measured: `${fmtRatio(r)} (${fmtRps(s.rps)} vs ${fmtRps(summarize(fl).rps)} events/s), page p99 ${fmtMs(s.p99Us)} ms`,
-        status: "reported",
-      });
+      rows.push(
+        feedRow(
+          "Feed paging, events/s read (limit 1000, 1 KiB, 2 readers) vs the one-statement floor (SQLite)",
+          it,
+          fl,
+        ),
+      );
     } finally {
       if (floor) await stop(floor.child);
       await stopIntake(intake);
     }
-  });
 
-  await scenario(9, "Live delivery latency, 202 → SSE reader (one instance; two on PostgreSQL + Redis)", async () => {
-    const count = smoke ? 20 : 500;
-    const liveSpec = spec("live");
-    const boot = await bootstrap(liveSpec);
-    const intake = await start(liveSpec);
-    try {
-      const svc = await createService(intake.url, boot.token, "bench-live");
-      const one = await liveLatency({
-        senderUrl: intake.url,
-        readerUrl: intake.url,
-        token: boot.token,
-        service: svc,
-        count,
-        intervalMs: 10,
-      });
-      if (one.failed > 0) problems.push(`scenario 9: ${one.failed} events not delivered on one instance`);
-      rows.push({
-        scenario: 9,
-        title: "Live delivery, one instance (SQLite), 202 → reader",
-        goal: "p99 ≤ 100 ms",
-        measured: `p50 ${one.p50Ms.toFixed(1)} ms, p99 ${one.p99Ms.toFixed(1)} ms (${one.delivered} events)`,
-        status: one.p99Ms <= 100 ? "met" : "missed",
-      });
-    } finally {
-      await stopIntake(intake);
-    }
     const db = await createScratchDatabase();
-    const redis = await reachable(6379);
-    if ("unreachable" in db || !redis) {
-      const why =
-        "unreachable" in db ? `PostgreSQL unreachable (${db.unreachable})` : "Redis at 127.0.0.1:6379 unreachable";
-      log(`  SKIPPED (two instances): ${why}`);
+    if ("unreachable" in db) {
+      const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
+      log(`  SKIPPED (PostgreSQL): ${why}`);
       rows.push({
-        scenario: 9,
-        title: "Live delivery across two instances",
-        goal: "p99 ≤ 500 ms",
+        scenario: 8,
+        title: "Feed paging, events/s read (limit 1000, 1 KiB, 2 readers) vs the one-statement floor (PostgreSQL)",
+        goal: "≥ 0.70×",
         measured: why,
         status: "skipped",
       });
       return;
     }
     try {
-      const env = {
-        DATABASE_URL: db.url,
-        REDIS_URL: "redis://127.0.0.1:6379",
-        INTAKE_REDIS_KEY_PREFIX: `bench-${process.pid}`,
-      };
-      const aSpec = spec("live-a", env);
-      const bSpec = spec("live-b", env);
-      const pgBoot = await bootstrap(aSpec);
-      const a = await start(aSpec);
-      const b = await start(bSpec);
+      const pgSpec = spec("feed-postgres", { DATABASE_URL: db.url });
+      const pgBoot = await bootstrap(pgSpec);
+      const pgIntake = await start(pgSpec);
+      let pgFloor: Reference | null = null;
       try {
-        const svc = await createService(a.url, pgBoot.token, "bench-live");
-        const two = await liveLatency({
-          senderUrl: a.url,
-          readerUrl: b.url,
-          token: pgBoot.token,
-          service: svc,
-          count,
-          intervalMs: 10,
-        });
-        if (two.failed > 0) problems.push(`scenario 9: ${two.failed} events not delivered across instances`);
-        rows.push({
-          scenario: 9,
-          title: "Live delivery across two instances (PostgreSQL + Redis), sender on A, reader on B",
-          goal: "p99 ≤ 500 ms",
-          measured: `p50 ${two.p50Ms.toFixed(1)} ms, p99 ${two.p99Ms.toFixed(1)} ms (${two.delivered} events)`,
-          status: two.p99Ms <= 500 ? "met" : "missed",
-        });
+        const svc = await createService(pgIntake.url, pgBoot.token, "bench-feed");
+        const seconds = await seedFeed(db.url, pgBoot.tenantId, svc.id.slice("svc_".length), settings.feedEvents);
+        log(`seeded ${settings.feedEvents} feed events (PostgreSQL, then vacuum analyze) in ${seconds.toFixed(1)} s`);
+        await expectStatus(
+          `${pgIntake.url}/v1/feed?limit=1`,
+          { headers: { authorization: `Bearer ${pgBoot.token}` } },
+          200,
+          "feed (PostgreSQL)",
+        );
+        pgFloor = await startBaseline(
+          "bench/floor-feed.ts",
+          { FLOOR_DATABASE_URL: db.url, FLOOR_TENANT_ID: pgBoot.tenantId },
+          "floor-feed-postgres",
+        );
+        const reference = pgFloor;
+        const [fl, it] = (await interleave(8, [
+          {
+            label: "floor: one prepared SELECT on PostgreSQL, same bytes",
+            run: (d) => pageFeed(reference.url, null, 1000, 2, d),
+          },
+          {
+            label: "Intake GET /v1/feed?limit=1000 on PostgreSQL",
+            run: (d) => pageFeed(pgIntake.url, pgBoot.token, 1000, 2, d),
+          },
+        ])) as [Series, Series];
+        rows.push(
+          feedRow(
+            "Feed paging, events/s read (limit 1000, 1 KiB, 2 readers) vs the one-statement floor (PostgreSQL)",
+            it,
+            fl,
+          ),
+        );
       } finally {
-        await stopIntake(a);
-        await stopIntake(b);
+        if (pgFloor) await stop(pgFloor.child);
+        await stopIntake(pgIntake);
       }
     } finally {
       await db.drop();
     }
   });
+
+  await scenario(
+    9,
+    "Live delivery latency at 5,000 events/s of ingest, 202 → SSE reader (one instance; two on PostgreSQL + Redis)",
+    async () => {
+      const count = smoke ? 20 : 500;
+      // The performance issue's load: the reader follows the whole feed, these events and the
+      // probes alike, while a child process sends them at this steady rate.
+      const rate = 5_000;
+      /** The probes' latency while `sender` ingests `rate` events/s of a second service. */
+      async function underLoad(sender: RunningIntake, readerUrl: string, token: string, name: string) {
+        const svc = await createService(sender.url, token, `bench-${name}`);
+        const loadSvc = await createService(sender.url, token, `bench-${name}-load`);
+        const file = join(workDir, `${name}.pool`);
+        writePool(file, `/v1/ingest/${loadSvc.id}`, loadSvc.secret, settings.poolSize);
+        const stopLoad = await pacedIngest(sender.url, file, rate);
+        let live: Awaited<ReturnType<typeof liveLatency>>;
+        let load: PacedResult;
+        try {
+          await Bun.sleep(1_000); // the load at its rate before the first probe
+          live = await liveLatency({ senderUrl: sender.url, readerUrl, token, service: svc, count, intervalMs: 10 });
+        } finally {
+          load = await stopLoad();
+        }
+        if (load.accepted < load.sent) {
+          problems.push(`scenario 9 (${name}): ${load.sent - load.accepted} of ${load.sent} load events not accepted`);
+        }
+        const achieved = load.accepted / load.seconds;
+        const measured =
+          `p50 ${live.p50Ms.toFixed(1)} ms, p99 ${live.p99Ms.toFixed(1)} ms (${live.delivered} probes) ` +
+          `at ${fmtRps(achieved)} events/s of ingest (${fmtRps(load.accepted)} accepted in ${load.seconds.toFixed(1)} s)`;
+        // The rate is part of the goal: a run whose load fell short of it proves nothing.
+        const atRate = achieved >= rate * 0.97;
+        return {
+          live,
+          measured,
+          judge: (p99Goal: number) => (live.p99Ms <= p99Goal && atRate ? "met" : "missed"),
+        } as const;
+      }
+
+      const liveSpec = spec("live");
+      const boot = await bootstrap(liveSpec);
+      const intake = await start(liveSpec);
+      try {
+        const one = await underLoad(intake, intake.url, boot.token, "live");
+        if (one.live.failed > 0) problems.push(`scenario 9: ${one.live.failed} events not delivered on one instance`);
+        rows.push({
+          scenario: 9,
+          title: "Live delivery, one instance (SQLite), 202 → reader, at 5,000 events/s of ingest",
+          goal: "p99 ≤ 25 ms (contract: ≤ 100 ms)",
+          measured: one.measured,
+          status: one.judge(25),
+        });
+      } finally {
+        await stopIntake(intake);
+      }
+      const db = await createScratchDatabase();
+      const redis = await reachable(6379);
+      if ("unreachable" in db || !redis) {
+        const why =
+          "unreachable" in db ? `PostgreSQL unreachable (${db.unreachable})` : "Redis at 127.0.0.1:6379 unreachable";
+        log(`  SKIPPED (two instances): ${why}`);
+        rows.push({
+          scenario: 9,
+          title: "Live delivery across two instances",
+          goal: "p99 ≤ 50 ms",
+          measured: why,
+          status: "skipped",
+        });
+        return;
+      }
+      try {
+        const env = {
+          DATABASE_URL: db.url,
+          REDIS_URL: "redis://127.0.0.1:6379",
+          INTAKE_REDIS_KEY_PREFIX: `bench-${process.pid}`,
+        };
+        const aSpec = spec("live-a", env);
+        const bSpec = spec("live-b", env);
+        const pgBoot = await bootstrap(aSpec);
+        const a = await start(aSpec);
+        const b = await start(bSpec);
+        try {
+          const two = await underLoad(a, b.url, pgBoot.token, "live-ab");
+          if (two.live.failed > 0)
+            problems.push(`scenario 9: ${two.live.failed} events not delivered across instances`);
+          rows.push({
+            scenario: 9,
+            title:
+              "Live delivery across two instances (PostgreSQL + Redis), sender on A, reader on B, at 5,000 events/s of ingest",
+            goal: "p99 ≤ 50 ms (contract: ≤ 500 ms)",
+            measured: two.measured,
+            status: two.judge(50),
+          });
+        } finally {
+          await stopIntake(a);
+          await stopIntake(b);
+        }
+      } finally {
+        await db.drop();
+      }
+    },
+  );
 
   await scenario(10, "RSS with 100 stalled stream readers while ingesting (SQLite, 128 conns)", async () => {
     const stallSpec = spec("stalled");

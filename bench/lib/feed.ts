@@ -4,8 +4,10 @@
  * Intake and on its floor.
  */
 import { connect } from "node:net";
+import { SQL } from "bun";
 import { createIdGenerator } from "../../src/domain/ids.ts";
 import type { NewEvent } from "../../src/domain/ports/store.ts";
+import { createPostgresStore } from "../../src/store/postgres/store.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { eventBody, signatureHeader } from "./pool.ts";
 import { REPO_ROOT } from "./procs.ts";
@@ -181,10 +183,13 @@ export function reachable(port: number): Promise<boolean> {
 /**
  * `count` 1 KiB events for one service, written through the store port (what ingest's group
  * commit writes, positions included) in batches of 1,000; returns the seconds it took.
+ * `database` is a SQLite file or a `postgres://` URL (then vacuumed and analyzed after, as
+ * autovacuum would on its own at some point of the measurement: hint bits, statistics).
  */
-export async function seedFeed(path: string, tenantId: string, serviceId: string, count: number): Promise<number> {
+export async function seedFeed(database: string, tenantId: string, serviceId: string, count: number): Promise<number> {
   const started = performance.now();
-  const store = createSqliteStore({ path });
+  const postgres = database.startsWith("postgres://") || database.startsWith("postgresql://");
+  const store = postgres ? createPostgresStore({ url: database, max: 1 }) : createSqliteStore({ path: database });
   await store.migrate();
   const newId = createIdGenerator();
   const now = Date.now();
@@ -202,6 +207,14 @@ export async function seedFeed(path: string, tenantId: string, serviceId: string
     }
   } finally {
     await store.close();
+  }
+  if (postgres) {
+    const sql = new SQL({ url: database, max: 1 });
+    try {
+      await sql.unsafe("vacuum analyze events");
+    } finally {
+      await sql.close();
+    }
   }
   return (performance.now() - started) / 1000;
 }
