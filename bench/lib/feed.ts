@@ -10,7 +10,7 @@ import type { NewEvent } from "../../src/domain/ports/store.ts";
 import { createPostgresStore } from "../../src/store/postgres/store.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { eventBody, signatureHeader } from "./pool.ts";
-import { REPO_ROOT } from "./procs.ts";
+import { spawnReady } from "./procs.ts";
 import type { Sample } from "./report.ts";
 
 /** Pages `GET <url>/v1/feed?limit=<limit>` for `durationS` with `readers` sequential clients; events/s as `rps`. */
@@ -147,19 +147,11 @@ export async function liveLatency(opts: {
  * measuring clients. Resolves once every request is sent, with a closer.
  */
 export async function stalledReaders(url: string, token: string, count: number): Promise<() => Promise<void>> {
-  const child = Bun.spawn(["bun", "bench/stalled-readers.ts"], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, STALL_URL: url, STALL_TOKEN: token, STALL_COUNT: String(count) },
-    stdout: "pipe",
-    stderr: "inherit",
-    stdin: "ignore",
+  const { child } = await spawnReady("bench/stalled-readers.ts", {
+    STALL_URL: url,
+    STALL_TOKEN: token,
+    STALL_COUNT: String(count),
   });
-  const reader = child.stdout.getReader();
-  const { value } = await reader.read();
-  if (!new TextDecoder().decode(value).includes("ready")) {
-    child.kill("SIGKILL");
-    throw new Error("stalled readers did not start");
-  }
   return async () => {
     child.kill("SIGTERM");
     await child.exited;

@@ -3,7 +3,7 @@
  * (bench/paced-ingest.ts) like the stalled readers: sending from the bench's own process would
  * delay the clock that times each delivery.
  */
-import { REPO_ROOT } from "./procs.ts";
+import { spawnReady } from "./procs.ts";
 
 export interface PacedResult {
   sent: number;
@@ -13,25 +13,17 @@ export interface PacedResult {
 
 /** Starts sending `rate` events/s from the pool file to `url`; resolves once sending, with a stopper. */
 export async function pacedIngest(url: string, poolFile: string, rate: number): Promise<() => Promise<PacedResult>> {
-  const child = Bun.spawn(["bun", "bench/paced-ingest.ts"], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PACE_URL: url, PACE_POOL: poolFile, PACE_RATE: String(rate) },
-    stdout: "pipe",
-    stderr: "inherit",
-    stdin: "ignore",
+  const { child, stdout } = await spawnReady("bench/paced-ingest.ts", {
+    PACE_URL: url,
+    PACE_POOL: poolFile,
+    PACE_RATE: String(rate),
   });
-  const reader = child.stdout.getReader();
   const decoder = new TextDecoder();
-  const { value } = await reader.read();
-  if (!decoder.decode(value).includes("ready")) {
-    child.kill("SIGKILL");
-    throw new Error("paced ingest did not start");
-  }
   return async () => {
     child.kill("SIGTERM");
     let out = "";
     for (;;) {
-      const { done, value: chunk } = await reader.read();
+      const { done, value: chunk } = await stdout.read();
       if (done) break;
       out += decoder.decode(chunk, { stream: true });
     }

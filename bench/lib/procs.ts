@@ -113,6 +113,29 @@ export async function stop(child: Subprocess, graceMs = 10_000): Promise<void> {
   }
 }
 
+/**
+ * `bun <script>` from the repo root, `env` added to ours, as one of the bench's children; resolves
+ * once it printed "ready" (the stalled readers, the paced sender), with its stdout's reader.
+ */
+export async function spawnReady(script: string, env: Record<string, string>) {
+  const child = track(
+    Bun.spawn(["bun", script], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdout: "pipe",
+      stderr: "inherit",
+      stdin: "ignore",
+    }),
+  );
+  const stdout = child.stdout.getReader();
+  const { value } = await stdout.read();
+  if (!new TextDecoder().decode(value).includes("ready")) {
+    child.kill("SIGKILL");
+    throw new Error(`${script} did not start`);
+  }
+  return { child, stdout };
+}
+
 /** Runs a command to completion with a time limit; returns its exit code and output. */
 export async function runCommand(
   cmd: string[],
