@@ -10,21 +10,17 @@
  * Prints "ready" once sending; on SIGTERM stops and prints one JSON line:
  * { sent, accepted, seconds } (accepted = 202 answers).
  */
-import { readFileSync } from "node:fs";
+import { readPool } from "./lib/pool.ts";
 import { requiredEnv } from "./lib/procs.ts";
 
 const base = requiredEnv("PACE_URL");
 const rate = Number(requiredEnv("PACE_RATE"));
 const lanes = Number(process.env.PACE_LANES ?? "32");
-const pool = readFileSync(requiredEnv("PACE_POOL"), "utf8")
-  .split("\n")
-  .filter((line) => line !== "")
-  .map((line) => {
-    const [path = "", signature = "", ...rest] = line.split("\t");
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    if (signature !== "") headers["x-service-signature"] = signature;
-    return { url: `${base}${path}`, headers, body: rest.join("\t") };
-  });
+const pool = readPool(requiredEnv("PACE_POOL")).map(({ path, signature, body }) => {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (signature !== null) headers["x-service-signature"] = signature;
+  return { url: `${base}${path}`, headers, body };
+});
 if (pool.length === 0) throw new Error("empty request pool");
 
 let stopping = false;

@@ -4,12 +4,12 @@
  * Intake and on its floor.
  */
 import { connect } from "node:net";
-import { SQL } from "bun";
 import { createIdGenerator } from "../../src/domain/ids.ts";
 import type { NewEvent } from "../../src/domain/ports/store.ts";
 import { createPostgresStore } from "../../src/store/postgres/store.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { eventBody, signatureHeader } from "./pool.ts";
+import { vacuumEvents } from "./postgres.ts";
 import { spawnReady } from "./procs.ts";
 import type { Sample } from "./report.ts";
 
@@ -175,8 +175,7 @@ export function reachable(port: number): Promise<boolean> {
 /**
  * `count` 1 KiB events for one service, written through the store port (what ingest's group
  * commit writes, positions included) in batches of 1,000; returns the seconds it took.
- * `database` is a SQLite file or a `postgres://` URL (then vacuumed and analyzed after, as
- * autovacuum would on its own at some point of the measurement: hint bits, statistics).
+ * `database` is a SQLite file or a `postgres://` URL (then `vacuumEvents`).
  */
 export async function seedFeed(database: string, tenantId: string, serviceId: string, count: number): Promise<number> {
   const started = performance.now();
@@ -200,13 +199,6 @@ export async function seedFeed(database: string, tenantId: string, serviceId: st
   } finally {
     await store.close();
   }
-  if (postgres) {
-    const sql = new SQL({ url: database, max: 1 });
-    try {
-      await sql.unsafe("vacuum analyze events");
-    } finally {
-      await sql.close();
-    }
-  }
+  if (postgres) await vacuumEvents(database);
   return (performance.now() - started) / 1000;
 }

@@ -7,7 +7,7 @@
  * INTAKE_SIGNATURE_TOLERANCE_SECONDS raised (see run.ts) to keep them valid for the whole run.
  */
 import { createHmac } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 
 export const EVENT_BYTES = 1024;
 
@@ -34,4 +34,15 @@ export function writePool(file: string, path: string, secret: string | null, cou
     lines.push(`${path}\t${secret === null ? "" : signatureHeader(secret, body, now)}\t${body}`);
   }
   writeFileSync(file, `${lines.join("\n")}\n`);
+}
+
+/** The requests of a pool file written by `writePool`, for a client in TypeScript (bench/paced-ingest.ts). */
+export function readPool(file: string): { path: string; signature: string | null; body: string }[] {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => {
+      const [path = "", signature = "", ...rest] = line.split("\t");
+      return { path, signature: signature === "" ? null : signature, body: rest.join("\t") };
+    });
 }

@@ -37,3 +37,16 @@ export async function createScratchDatabase(template?: string): Promise<ScratchD
     },
   };
 }
+
+/**
+ * `vacuum analyze events` on a freshly seeded database: fresh statistics and visibility map, as
+ * autovacuum would leave them at some point of the measurement anyway.
+ */
+export async function vacuumEvents(url: string): Promise<void> {
+  const sql = new SQL({ url, max: 1 });
+  try {
+    await sql.unsafe("vacuum analyze events");
+  } finally {
+    await sql.close();
+  }
+}
