@@ -115,6 +115,9 @@ const settings = {
   // (bench/README.md, "How it measures").
   readRounds: Number(flags.rounds ?? (smoke ? 1 : 10)),
   readDurationS: Number(flags.duration ?? (smoke ? 1 : 2)),
+  // Scenario 3's side-by-side pairs (see `sideBySide`): 8 rounds of 2 s, each pair's two
+  // halves measured in the same window.
+  pairRounds: Number(flags.rounds ?? (smoke ? 1 : 8)),
   warmupS: smoke ? 1 : 2,
   // Two cores hold both the server and wrk: one wrk thread leaves the other core to the server.
   threads: Number(flags.threads ?? 1),
@@ -235,6 +238,7 @@ interface Plan {
 }
 const defaultPlan: Plan = { rounds: settings.rounds, durationS: settings.durationS };
 const readPlan: Plan = { rounds: settings.readRounds, durationS: settings.readDurationS };
+const pairPlan: Plan = { rounds: settings.pairRounds, durationS: settings.readDurationS };
 
 /**
  * Warms every target once, then runs the rounds in counterbalanced order (A B C, then C B A, ...):
@@ -261,6 +265,57 @@ async function interleave(scenario: number, targets: Target[], plan: Plan = defa
     }
   }
   allSeries.push(...series);
+  return series;
+}
+
+/**
+ * Runs pairs of targets side by side: in each round, a pair's two targets take their load at the
+ * same time (which one is launched first alternates by round), so whatever the shared machine
+ * does during the round falls on both halves of the pair alike. Scenario 3's goals that compare
+ * Intake with a variant of itself or with its floor read these pairs: run one after the other,
+ * two identical ingest processes differed by up to ±15% from round to round; side by side, by
+ * ±2–4% (bench/README.md, "How it measures"). Each pair is warmed side by side first; the pairs
+ * run in counterbalanced order. Returns each pair's two series.
+ */
+async function sideBySide(
+  scenario: number,
+  pairs: Array<[Target, Target]>,
+  plan: Plan,
+): Promise<Array<[Series, Series]>> {
+  const series = pairs.map(
+    ([a, b]) =>
+      [
+        { scenario, label: a.label, samples: [] as Sample[] },
+        { scenario, label: b.label, samples: [] as Sample[] },
+      ] as [Series, Series],
+  );
+  const both = async ([a, b]: [Target, Target], durationS: number, bFirst: boolean): Promise<[Sample, Sample]> => {
+    if (!bFirst) return Promise.all([a.run(durationS), b.run(durationS)]);
+    const [sb, sa] = await Promise.all([b.run(durationS), a.run(durationS)]);
+    return [sa, sb];
+  };
+  for (const [a, b] of pairs) {
+    log(`  warm-up side by side: ${a.label} | ${b.label} (${settings.warmupS} s)`);
+    const [sa, sb] = await both([a, b], settings.warmupS, false);
+    check(scenario, a.label, sa, "warm-up");
+    check(scenario, b.label, sb, "warm-up");
+  }
+  const forward = [...pairs.keys()];
+  const backward = [...forward].reverse();
+  for (let round = 1; round <= plan.rounds; round++) {
+    for (const i of round % 2 === 1 ? forward : backward) {
+      const pair = pairs[i] as [Target, Target];
+      const samples = await both(pair, plan.durationS, round % 2 === 0);
+      for (const k of [0, 1] as const) {
+        check(scenario, pair[k].label, samples[k], `round ${round}`);
+        (series[i] as [Series, Series])[k].samples.push(samples[k]);
+      }
+      log(
+        `  round ${round}/${plan.rounds} side by side: ${pair[0].label} ${fmtRps(samples[0].rps)} | ${pair[1].label} ${fmtRps(samples[1].rps)} req/s`,
+      );
+    }
+  }
+  allSeries.push(...series.flat());
   return series;
 }
 
@@ -495,7 +550,7 @@ async function main(): Promise<void> {
   const runSnapshot = snapshot();
   log(`bench: ${smoke ? "SMOKE (tiny durations, no speed asserted)" : "full run"}; work dir ${workDir}`);
   log(
-    `bench: rounds ${settings.rounds} × ${settings.durationS} s (read scenarios ${settings.readRounds} × ${settings.readDurationS} s), warm-up ${settings.warmupS} s, wrk -t${settings.threads}, ${CORES} cores, ${pinText()}`,
+    `bench: rounds ${settings.rounds} × ${settings.durationS} s (read scenarios ${settings.readRounds} × ${settings.readDurationS} s; side-by-side pairs ${settings.pairRounds} × ${settings.readDurationS} s), warm-up ${settings.warmupS} s, wrk -t${settings.threads}, ${CORES} cores, ${pinText()}`,
   );
   log(
     `bench: Intake runs with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400 (signed requests are pre-generated) and INTAKE_GRPC_PORT=0`,
@@ -769,13 +824,20 @@ async function main(): Promise<void> {
     const perSpec = spec("ingest-per-request", { INTAKE_INGEST_COMMIT: "per_request" });
     // Group commit with INTAKE_METRICS=false, on its own database: the cost of metrics.
     const offSpec = spec("ingest-group-metrics-off", { INTAKE_INGEST_COMMIT: "group", INTAKE_METRICS: "false" });
-    const groupBoot = await bootstrap(groupSpec);
-    const perBoot = await bootstrap(perSpec);
     // Group commit with INTAKE_RATE_LIMIT_INGEST configured but unspent: the cost of rate limits.
     const limitedSpec = spec("ingest-group-limited", {
       INTAKE_INGEST_COMMIT: "group",
       INTAKE_RATE_LIMIT_INGEST: UNSPENT_LIMIT,
     });
+    // The floor's own database, made by Intake (its tables and one service): it runs beside
+    // Intake, and two writers on one SQLite file would wait on each other's locks.
+    const floorSpec = spec("ingest-floor");
+    const floorBoot = await bootstrap(floorSpec);
+    const floorSvc = await serviceOf(floorSpec, floorBoot, "bench-ingest");
+    const floorPool = join(workDir, "ingest-floor.pool");
+    writePool(floorPool, `/v1/ingest/${floorSvc.id}`, floorSvc.secret, settings.poolSize);
+    const groupBoot = await bootstrap(groupSpec);
+    const perBoot = await bootstrap(perSpec);
     const offBoot = await bootstrap(offSpec);
     const limitedBoot = await bootstrap(limitedSpec);
     const group = await start(groupSpec);
@@ -803,48 +865,39 @@ async function main(): Promise<void> {
       await probeIngest(`${g.intake.url}${g.path}`, g.svc.secret);
       await probeIngest(`${o.intake.url}${o.path}`, o.svc.secret);
       await probeIngest(`${l.intake.url}${l.path}`, l.svc.secret);
-      // The least work the contract requires, hand-written on the group-commit Intake's database.
-      floor = await startIngestFloor(sqlitePath(groupSpec), g.svc);
+      // The least work the contract requires, hand-written on a database Intake made.
+      floor = await startIngestFloor(sqlitePath(floorSpec), floorSvc);
+      const ingest = (label: string, url: string, pool: string) =>
+        wrkTarget(label, { url, connections: 128, script: "pool.lua", args: [pool] });
+      const GROUP = "Intake ingest, group commit";
 
-      const [base, floorSeries, grp, perReq, grpOff, grpLimited] = await interleave(3, [
+      // One after the other: each against the bare POST, and Intake's p99 under the load alone.
+      const [base, floorSeries, grp, perReq] = await interleave(3, [
         // The same signed requests: the baseline reads the body and ignores the rest.
-        wrkTarget("baseline POST 1 KiB", {
-          url: baseline.url,
-          connections: 128,
-          script: "pool.lua",
-          args: [g.file],
-        }),
-        wrkTarget(INGEST_FLOOR_LABEL, {
-          url: floor.url,
-          connections: 128,
-          script: "pool.lua",
-          args: [g.file],
-        }),
-        wrkTarget("Intake ingest, group commit", {
-          url: g.intake.url,
-          connections: 128,
-          script: "pool.lua",
-          args: [g.file],
-        }),
-        wrkTarget("Intake ingest, per_request commit", {
-          url: p.intake.url,
-          connections: 128,
-          script: "pool.lua",
-          args: [p.file],
-        }),
-        wrkTarget("Intake ingest, group commit, INTAKE_METRICS=false", {
-          url: o.intake.url,
-          connections: 128,
-          script: "pool.lua",
-          args: [o.file],
-        }),
-        wrkTarget("Intake ingest, group commit, ingest rate limit configured (unspent)", {
-          url: l.intake.url,
-          connections: 128,
-          script: "pool.lua",
-          args: [l.file],
-        }),
+        ingest("baseline POST 1 KiB", baseline.url, g.file),
+        ingest(INGEST_FLOOR_LABEL, floor.url, floorPool),
+        ingest(GROUP, g.intake.url, g.file),
+        ingest("Intake ingest, per_request commit", p.intake.url, p.file),
       ]);
+      // Side by side: the goals that compare Intake with its floor or with a variant of itself.
+      const [[besideFloor, floorBeside], [besideOff, offBeside], [besideLimited, limitedBeside]] = (await sideBySide(
+        3,
+        [
+          [
+            ingest(`${GROUP}, beside the floor`, g.intake.url, g.file),
+            ingest(`${INGEST_FLOOR_LABEL}, beside Intake`, floor.url, floorPool),
+          ],
+          [
+            ingest(`${GROUP}, beside metrics off`, g.intake.url, g.file),
+            ingest(`${GROUP}, INTAKE_METRICS=false, beside Intake`, o.intake.url, o.file),
+          ],
+          [
+            ingest(`${GROUP}, beside limits configured`, g.intake.url, g.file),
+            ingest(`${GROUP}, ingest rate limit configured (unspent), beside Intake`, l.intake.url, l.file),
+          ],
+        ],
+        pairPlan,
+      )) as [[Series, Series], [Series, Series], [Series, Series]];
       const b = summarize(base as Series);
       const gs = summarize(grp as Series);
       const ps = summarize(perReq as Series);
@@ -856,29 +909,33 @@ async function main(): Promise<void> {
         measured: `${fmtRatio(r)} (${fmtRps(gs.rps)} vs ${fmtRps(b.rps)} req/s), p99 ${fmtMs(gs.p99Us)} ms; ${fmtRatio(pairedRatio(grp as Series, perReq as Series))} per_request (${fmtRps(ps.rps)} req/s, p99 ${fmtMs(ps.p99Us)} ms)`,
         status: r >= 0.35 && gs.p99Us <= 15_000 ? "met" : "missed",
       });
+      /** "0.99× side by side (12,000 vs 12,100 req/s), p99 …": a side-by-side pair's ratio of `a` to `b`. */
+      const beside = (a: Series, b: Series) => {
+        const [sa, sb] = [summarize(a), summarize(b)];
+        return `${fmtRatio(pairedRatio(a, b))} side by side (${fmtRps(sa.rps)} vs ${fmtRps(sb.rps)} req/s), p99 ${fmtMs(sa.p99Us)} vs ${fmtMs(sb.p99Us)} ms`;
+      };
       const fls = summarize(floorSeries as Series);
       rows.push({
         scenario: 3,
-        title: "… the hand-written floor on the same SQLite file (bench/floor-ingest.ts) vs bare POST",
+        title: "… the hand-written floor on a SQLite file of its own (bench/floor-ingest.ts) vs bare POST",
         goal: "(reported)",
-        measured: `${fmtRatio(pairedRatio(floorSeries as Series, base as Series))} (${fmtRps(fls.rps)} req/s), p99 ${fmtMs(fls.p99Us)} ms; Intake vs floor ${fmtRatio(pairedRatio(grp as Series, floorSeries as Series))}`,
+        measured: `${fmtRatio(pairedRatio(floorSeries as Series, base as Series))} (${fmtRps(fls.rps)} req/s), p99 ${fmtMs(fls.p99Us)} ms; Intake vs floor ${beside(besideFloor, floorBeside)}`,
         status: "reported",
       });
-      const ingestMetricsCost = pairedRatio(grp as Series, grpOff as Series);
+      const ingestMetricsCost = pairedRatio(besideOff, offBeside);
       rows.push({
         scenario: 3,
         title: "… metrics on (default) vs INTAKE_METRICS=false, signed ingest, group commit",
         goal: "≥ 0.95×",
-        measured: `${fmtRatio(ingestMetricsCost)} (${fmtRps(gs.rps)} vs ${fmtRps(summarize(grpOff as Series).rps)} req/s), p99 ${fmtMs(gs.p99Us)} vs ${fmtMs(summarize(grpOff as Series).p99Us)} ms`,
+        measured: beside(besideOff, offBeside),
         status: ingestMetricsCost >= 0.95 ? "met" : "missed",
       });
-      const ls = summarize(grpLimited as Series);
-      const ingestLimitsCost = pairedRatio(grpLimited as Series, grp as Series);
+      const ingestLimitsCost = pairedRatio(limitedBeside, besideLimited);
       rows.push({
         scenario: 3,
         title: "… INTAKE_RATE_LIMIT_INGEST configured but unspent vs limits off, signed ingest, group commit",
         goal: "≥ 0.95×",
-        measured: `${fmtRatio(ingestLimitsCost)} (${fmtRps(ls.rps)} vs ${fmtRps(gs.rps)} req/s), p99 ${fmtMs(ls.p99Us)} vs ${fmtMs(gs.p99Us)} ms`,
+        measured: beside(limitedBeside, besideLimited),
         status: ingestLimitsCost >= 0.95 ? "met" : "missed",
       });
       const mem = memoryOf(group.pid);
@@ -1508,7 +1565,7 @@ async function main(): Promise<void> {
     `- machine: ${CORES} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other work (see noise)`,
     `- bun ${Bun.version}, ${wrkVersion}, git ${(await runCommand(["git", "rev-parse", "--short", "HEAD"], { timeoutMs: 5_000 })).stdout.trim()}`,
     `- command: \`${command}\``,
-    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target (read scenarios 1, 2, 6, 11, 12: ${settings.readRounds} × ${settings.readDurationS} s), interleaved in counterbalanced order (cold auth: ${settings.coldRounds} fresh processes per store); ratios are medians of per-round paired ratios; warm-up ${settings.warmupS} s; wrk -t${settings.threads}; ${pinText()}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
+    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target (read scenarios 1, 2, 6, 11, 12: ${settings.readRounds} × ${settings.readDurationS} s; scenario 3's pairs side by side, ${settings.pairRounds} × ${settings.readDurationS} s), interleaved in counterbalanced order (cold auth: ${settings.coldRounds} fresh processes per store); ratios are medians of per-round paired ratios; warm-up ${settings.warmupS} s; wrk -t${settings.threads}; ${pinText()}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
     `- whole run: ${elapsed.toFixed(0)} s; others' CPU ${whole.othersPct.toFixed(1)}% of all cores`,
   ];
   const markdown = renderMarkdown({ header, rows, series: allSeries, noise: noises });

@@ -1,0 +1,86 @@
+/**
+ * How finely a pair of signed-ingest targets resolves on this machine: two group-commit Intakes
+ * (identical by default: an A/A pair), measured both ways scenario 3 could pair them. In each
+ * round, "one after the other" runs A then B (B then A in odd rounds), 128 connections each, as
+ * `interleave` in run.ts; "side by side" runs both at once, 128 connections each, as `sideBySide`
+ * (which one is launched first alternates). An A/A pair's per-round ratios are the instrument's
+ * own spread: a goal of 0.95× needs it well inside 5%.
+ *
+ * Usage: bun bench/pair-resolution.ts [--rounds 8] [--duration 4] [--env-b '{"INTAKE_METRICS":"false"}']
+ * (--env-b: B's extra variables, to measure an A/B pair the same two ways).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { bootstrap, createService, makeKeys, type RunningIntake, startIntake } from "./lib/intake.ts";
+import { writePool } from "./lib/pool.ts";
+import { installCleanup } from "./lib/procs.ts";
+import { median } from "./lib/report.ts";
+import { ensureWrk, runWrk, type WrkResult } from "./lib/wrk.ts";
+
+const { values: flags } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "8" },
+    duration: { type: "string", default: "4" },
+    "env-b": { type: "string", default: "{}" },
+  },
+});
+const rounds = Number(flags.rounds);
+const durationS = Number(flags.duration);
+const envB = JSON.parse(flags["env-b"] as string) as Record<string, string>;
+
+await ensureWrk();
+installCleanup();
+const dir = mkdtempSync(join(tmpdir(), "intake-pair-"));
+const keys = makeKeys();
+type Side = { intake: RunningIntake; pool: string };
+const sides: Side[] = [];
+try {
+  for (const [name, env] of [
+    ["a", {}],
+    ["b", envB],
+  ] as const) {
+    const spec = { name, dataDir: join(dir, name), keys, env: { INTAKE_INGEST_COMMIT: "group", ...env } };
+    const boot = await bootstrap(spec);
+    const intake = await startIntake(spec);
+    sides.push({ intake, pool: join(dir, `${name}.pool`) });
+    const svc = await createService(intake.url, boot.token, "bench-ingest");
+    writePool(join(dir, `${name}.pool`), `/v1/ingest/${svc.id}`, svc.secret, 1_000);
+  }
+  const [a, b] = sides as [Side, Side];
+  const load = (side: Side, seconds: number): Promise<WrkResult> =>
+    runWrk({
+      url: side.intake.url,
+      connections: 128,
+      threads: 1,
+      durationS: seconds,
+      script: "pool.lua",
+      args: [side.pool],
+    });
+  await Promise.all([load(a, 2), load(b, 2)]); // warm-up
+  const ratios = { "one after the other": [] as number[], "side by side": [] as number[] };
+  for (let round = 0; round < rounds; round++) {
+    const flip = round % 2 === 1;
+    const first = await load(flip ? b : a, durationS);
+    const second = await load(flip ? a : b, durationS);
+    const [ra, rb] = flip ? [second, first] : [first, second];
+    ratios["one after the other"].push(ra.rps / rb.rps);
+    const together = await Promise.all(
+      flip ? [load(b, durationS), load(a, durationS)] : [load(a, durationS), load(b, durationS)],
+    );
+    const [ta, tb] = flip ? [together[1], together[0]] : together;
+    ratios["side by side"].push(ta.rps / tb.rps);
+    console.log(
+      `round ${round + 1}/${rounds}: one after the other ${Math.round(ra.rps)} / ${Math.round(rb.rps)} = ${(ra.rps / rb.rps).toFixed(3)}; side by side ${Math.round(ta.rps)} / ${Math.round(tb.rps)} = ${(ta.rps / tb.rps).toFixed(3)}`,
+    );
+  }
+  for (const [how, r] of Object.entries(ratios)) {
+    console.log(
+      `${how}: A/B median ${median(r).toFixed(3)}, per round ${Math.min(...r).toFixed(3)}–${Math.max(...r).toFixed(3)}`,
+    );
+  }
+} finally {
+  for (const side of sides) await side.intake.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
