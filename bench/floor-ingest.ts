@@ -7,8 +7,9 @@
  *
  * Usage: PORT=<port> FLOOR_DATABASE=<sqlite file path | postgres://…> FLOOR_SERVICE_ID=<32 hex> \
  *   FLOOR_SECRET=whsec_… bun bench/floor-ingest.ts
- * The database must already hold Intake's tables and the service (the bench points it at the
- * database of the Intake it is compared with; the two run one after the other, never at once).
+ * The database must already hold Intake's tables and the service. Scenario 3 gives it a SQLite
+ * file of its own, bootstrapped by Intake, since it also runs beside Intake there; scenario 4
+ * points it at the PostgreSQL database of the Intake it is compared with (one after the other).
  */
 import { createPostgresStore } from "../src/store/postgres/store.ts";
 import { createSqliteStore } from "../src/store/sqlite/store.ts";

@@ -7,7 +7,10 @@
  * own spread: a goal of 0.95× needs it well inside 5%.
  *
  * Usage: bun bench/pair-resolution.ts [--rounds 8] [--duration 4] [--env-b '{"INTAKE_METRICS":"false"}']
- * (--env-b: B's extra variables, to measure an A/B pair the same two ways).
+ *   [--checkout-b <dir>]
+ * (--env-b: B's extra variables, to measure an A/B pair the same two ways; --checkout-b: B runs
+ * `bun src/cli.ts` from another checkout, e.g. a `git worktree` of the commit before a change,
+ * with its own `bun install`: a before/after pair).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +27,7 @@ const { values: flags } = parseArgs({
     rounds: { type: "string", default: "8" },
     duration: { type: "string", default: "4" },
     "env-b": { type: "string", default: "{}" },
+    "checkout-b": { type: "string" },
   },
 });
 const rounds = Number(flags.rounds);
@@ -41,7 +45,13 @@ try {
     ["a", {}],
     ["b", envB],
   ] as const) {
-    const spec = { name, dataDir: join(dir, name), keys, env: { INTAKE_INGEST_COMMIT: "group", ...env } };
+    const spec = {
+      name,
+      dataDir: join(dir, name),
+      keys,
+      env: { INTAKE_INGEST_COMMIT: "group", ...env },
+      checkout: name === "b" ? flags["checkout-b"] : undefined,
+    };
     const boot = await bootstrap(spec);
     const intake = await startIntake(spec);
     sides.push({ intake, pool: join(dir, `${name}.pool`) });
@@ -49,8 +59,8 @@ try {
     writePool(join(dir, `${name}.pool`), `/v1/ingest/${svc.id}`, svc.secret, 1_000);
   }
   const [a, b] = sides as [Side, Side];
-  const load = (side: Side, seconds: number): Promise<WrkResult> =>
-    runWrk({
+  const load = async (side: Side, seconds: number): Promise<WrkResult> => {
+    const r = await runWrk({
       url: side.intake.url,
       connections: 128,
       threads: 1,
@@ -58,6 +68,11 @@ try {
       script: "pool.lua",
       args: [side.pool],
     });
+    const failed = r.non2xx + r.socketErrors + r.timeouts;
+    if (failed > 0)
+      throw new Error(`${side.intake.name}: ${failed} of ${r.requests} requests failed (non-2xx or socket)`);
+    return r;
+  };
   await Promise.all([load(a, 2), load(b, 2)]); // warm-up
   const ratios = { "one after the other": [] as number[], "side by side": [] as number[] };
   for (let round = 0; round < rounds; round++) {

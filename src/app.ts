@@ -304,7 +304,10 @@ export async function createApp(options: AppOptions) {
     observer,
     /** Every request through the gateway, with its metrics and access-log line. */
     fetch,
-    /** Bun.serve `routes` served without the gateway's dispatch: the health probe, and the read lane's reads. */
+    /**
+     * Bun.serve `routes` served without the gateway's dispatch: the health probe, the read
+     * lane's reads and the ingest lane's POST.
+     */
     nativeRoutes: {
       ...nativeHealthRoutes(await healthBody(impls), requests),
       ...loggedNativeRoutes(gateway, requests),

@@ -32,6 +32,8 @@ export interface IntakeSpec {
   env?: Record<string, string>;
   /** Directory for `bun --cpu-prof` output; unset: no profiler. */
   profileDir?: string;
+  /** The checkout to run (`bun src/cli.ts` there); unset: this one. A before/after pair runs two. */
+  checkout?: string;
 }
 
 /**
@@ -65,6 +67,7 @@ export async function bootstrap(spec: IntakeSpec): Promise<Bootstrapped> {
   const res = await runCommand(
     ["bun", "src/cli.ts", "bootstrap", "--tenant-name", `bench ${spec.name}`, "--json", "--create"],
     {
+      cwd: spec.checkout,
       env: intakeEnv(spec, 0),
       timeoutMs: 60_000,
     },
@@ -96,7 +99,7 @@ export async function startIntake(spec: IntakeSpec): Promise<RunningIntake> {
   if (spec.profileDir) mkdirSync(spec.profileDir, { recursive: true });
   const child = track(
     Bun.spawn(["bun", ...profiler, "src/cli.ts", "serve"], {
-      cwd: REPO_ROOT,
+      cwd: spec.checkout ?? REPO_ROOT,
       env: intakeEnv(spec, port),
       stdout: Bun.file(logPath),
       stderr: Bun.file(`${logPath}.err`),

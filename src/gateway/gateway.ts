@@ -26,7 +26,8 @@ import { errorResponse, responseForError, validationIssues } from "./errors.ts";
 import { feedRoutes } from "./feed.ts";
 import { healthBody, healthRoutes } from "./health.ts";
 import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
-import { ingestRoutes } from "./ingest.ts";
+import { INGEST_ROUTE, ingestAnswer, ingestRoutes } from "./ingest.ts";
+import { createIngestLane } from "./ingest-lane.ts";
 import { createKit } from "./kit.ts";
 import { createReadLane } from "./read-lane.ts";
 import { rootRoutes } from "./root.ts";
@@ -104,13 +105,16 @@ export function loggedGateway(
 }
 
 /**
- * The read lane's Bun.serve native routes, each with its access-log line like the gateway's
- * fetch; what the lane leaves there goes on to the gateway (logged once, by the same wrapper).
+ * The lanes' Bun.serve native routes (the read lane's reads, the ingest lane's POST), each with
+ * its access-log line like the gateway's fetch; what a lane leaves there goes on to the gateway
+ * (logged once, by the same wrapper).
  */
 export function loggedNativeRoutes(gateway: Gateway, seen: RequestObserver) {
   const routes = gateway.lane.nativeRoutes(gateway.handle);
   for (const methods of Object.values(routes)) methods.GET = logFetch(methods.GET, seen, routeOf, serviceInRoute);
-  return routes;
+  const ingest = gateway.ingestLane.nativeRoutes(gateway.handle);
+  for (const methods of Object.values(ingest)) methods.POST = logFetch(methods.POST, seen, routeOf, serviceInRoute);
+  return { ...routes, ...ingest };
 }
 
 function metricsRoutes(metrics: MetricsEndpoint) {
@@ -207,7 +211,7 @@ export async function createGateway(deps: GatewayDeps) {
     }
   }
 
-  /** The answer to an error a route raised (the read lane's too), with the RateLimit fields of a limited route. */
+  /** The answer to an error a route raised (the lanes' too), with the RateLimit fields of a limited route. */
   function refusal(error: unknown, requestId: string, request: Request): Response {
     const response = responseForError(error, requestId, logger);
     // A refusal raised by admission carries its fields in the error's metadata; an error
@@ -219,6 +223,7 @@ export async function createGateway(deps: GatewayDeps) {
   }
 
   const reads = { tenant: tenantRead(impls), services: serviceReads(impls), apiTokens: apiTokenReads(impls) };
+  const ingestAnswered = ingestAnswer(impls, kit, limits);
 
   const app = new Elysia({ ...ELYSIA_SETTINGS, name: "intake-gateway" })
     .onRequest(({ set, request }) => {
@@ -257,7 +262,7 @@ export async function createGateway(deps: GatewayDeps) {
     .use(tenantRoutes(impls, kit, reads.tenant))
     .use(apiTokenRoutes(impls, kit, reads.apiTokens))
     .use(serviceRoutes(impls, kit, reads.services))
-    .use(ingestRoutes(impls, kit, limits))
+    .use(ingestRoutes(impls, kit, limits, ingestAnswered))
     .use(setupRoutes(impls, kit))
     .use(feedRoutes(impls, kit))
     .use(auditRoutes(impls, kit));
@@ -277,11 +282,25 @@ export async function createGateway(deps: GatewayDeps) {
     tag: tagRoute,
     count: counted && ((route, status, seconds) => counted.httpRequest(route, "GET", status, seconds)),
   });
-  // The lane answers a GET of the paths it claims: no other route may sit under them.
+  const ingestLane = createIngestLane({
+    answer: ingestAnswered,
+    newRequestId: () => formatId("req", newRequestId()),
+    refusal,
+    withRate: (response, request) => {
+      const rate = kit.rateOf(request);
+      if (rate) withRateLimit(response, rate);
+    },
+    tag: tagRoute,
+    count: counted && ((route, status, seconds) => counted.httpRequest(route, "POST", status, seconds)),
+  });
+  // The lanes answer the paths they claim: no other route may sit under them.
   for (const route of app.routes) {
     const own = laneRoutes.some((read) => read.path === route.path);
     if (!own && route.method === "GET" && lane.claims(route.path)) {
       throw new Error(`GET ${route.path} would be answered by the read lane`);
+    }
+    if (route.path !== INGEST_ROUTE && route.method === "POST" && ingestLane.claims(route.path)) {
+      throw new Error(`POST ${route.path} would be answered by the ingest lane`);
     }
   }
 
@@ -289,8 +308,10 @@ export async function createGateway(deps: GatewayDeps) {
     /** The Elysia app: its route table (the OpenAPI document, the tests) and every request the lane leaves. */
     elysia: app,
     lane,
-    /** One request: the read lane's when it takes it, else Elysia's. */
-    handle: (request: Request): Response | Promise<Response> => lane.take(request) ?? app.handle(request),
+    ingestLane,
+    /** One request: a lane's when it takes it, else Elysia's. */
+    handle: (request: Request): Response | Promise<Response> =>
+      lane.take(request) ?? ingestLane.take(request) ?? app.handle(request),
   };
 }
 

@@ -73,60 +73,70 @@ const IngestHeaders = t.Object(
 
 const IngestParams = t.Object({ service_id: ServiceId });
 
-export function ingestRoutes(impls: RpcImpls, kit: Kit, limits: Limits) {
+export const INGEST_ROUTE = "/v1/ingest/:service_id";
+
+/**
+ * The answer to a signed event for `serviceId` (202, or 200 for a duplicate); throws the
+ * refusal. The Elysia route and the ingest lane (ingest-lane.ts) both answer with it.
+ */
+export type IngestAnswer = (request: Request, serviceId: string) => Promise<Response>;
+
+export function ingestAnswer(impls: RpcImpls, kit: Kit, limits: Limits): IngestAnswer {
+  const { ingest } = impls;
+  const limit = limits.eventBytes;
+  return async (request, serviceId) => {
+    // The access log reads the service id and a 401's reason from it (never the response).
+    // The kit's context also receives the rate-limit decision, for the answer's RateLimit fields.
+    const call = tagCall(request, kit.open(request));
+    // An unknown service is refused before its body is read (same 401 as a bad signature).
+    const early = ingest.admitService(serviceId, call);
+    if (early) await early;
+    const payload = await readCapped(request, limit);
+    if (payload === null) throw ingest.payloadTooLarge();
+    // A literal message, not create(): what the list pages' messages are too (rpc/convert.ts).
+    const message: Whole<IngestRequest> = {
+      $typeName: "intake.v1.IngestRequest",
+      serviceId,
+      signature: request.headers.get("x-service-signature") ?? "",
+      payload,
+      idempotencyKey: request.headers.get("idempotency-key") ?? undefined,
+    };
+    const res = await ingest.ingest(message, call);
+    if (res.duplicate) return json(200, { id: res.id, received_at: iso(res.receivedAt), duplicate: true });
+    return json(202, { id: res.id, received_at: iso(res.receivedAt) });
+  };
+}
+
+export function ingestRoutes(impls: RpcImpls, kit: Kit, limits: Limits, answer: IngestAnswer) {
   const { ingest } = impls;
   const limit = limits.eventBytes;
   return new Elysia({ ...ELYSIA_SETTINGS, name: "ingest" })
     .use(kit.plugin)
-    .post(
-      "/v1/ingest/:service_id",
-      async ({ request, params }) => {
-        // The access log reads the service id and a 401's reason from it (never the response).
-        // The kit's context also receives the rate-limit decision, for the answer's RateLimit fields.
-        const call = tagCall(request, kit.open(request));
-        // An unknown service is refused before its body is read (same 401 as a bad signature).
-        const early = ingest.admitService(params.service_id, call);
-        if (early) await early;
-        const payload = await readCapped(request, limit);
-        if (payload === null) throw ingest.payloadTooLarge();
-        // A literal message, not create(): what the list pages' messages are too (rpc/convert.ts).
-        const message: Whole<IngestRequest> = {
-          $typeName: "intake.v1.IngestRequest",
-          serviceId: params.service_id,
-          signature: request.headers.get("x-service-signature") ?? "",
-          payload,
-          idempotencyKey: request.headers.get("idempotency-key") ?? undefined,
-        };
-        const res = await ingest.ingest(message, call);
-        if (res.duplicate) return json(200, { id: res.id, received_at: iso(res.receivedAt), duplicate: true });
-        return json(202, { id: res.id, received_at: iso(res.receivedAt) });
+    .post(INGEST_ROUTE, ({ request, params }) => answer(request, params.service_id), {
+      // Raw bytes: the signature covers them, and senders' Content-Types vary.
+      parse: "none",
+      // A path segment that is not valid percent-encoding arrives as null and would fail the
+      // params schema as a 400; it names no service, so it must get the same 401 as any other.
+      transform: ({ params }: { params: Record<string, unknown> }) => {
+        if (typeof params.service_id !== "string") params.service_id = "";
       },
-      {
-        // Raw bytes: the signature covers them, and senders' Content-Types vary.
-        parse: "none",
-        // A path segment that is not valid percent-encoding arrives as null and would fail the
-        // params schema as a 400; it names no service, so it must get the same 401 as any other.
-        transform: ({ params }: { params: Record<string, unknown> }) => {
-          if (typeof params.service_id !== "string") params.service_id = "";
-        },
-        params: IngestParams,
-        headers: IngestHeaders,
-        response: { 202: IngestAccepted, 200: IngestDuplicate },
-        detail: {
-          summary: "Ingest a signed event (no bearer token: the signature is the credential)",
-          description:
-            "Checks in order: 413 payload_too_large → 401 invalid_signature → 429 rate_limited (the service's limit, counted only once the signature verifies) → 409 ingestion_paused → 400 invalid_request. " +
-            "Any Content-Type is accepted; the body must be a UTF-8 JSON object. 202 only once the event is committed.",
-          tags: ["Ingest"],
-          security: [],
-          requestBody: {
-            required: true,
-            description: `A JSON object, at most INTAKE_MAX_EVENT_BYTES (this deployment: ${limit}) bytes`,
-            content: { "application/json": { schema: AnyJsonObject } },
-          },
+      params: IngestParams,
+      headers: IngestHeaders,
+      response: { 202: IngestAccepted, 200: IngestDuplicate },
+      detail: {
+        summary: "Ingest a signed event (no bearer token: the signature is the credential)",
+        description:
+          "Checks in order: 413 payload_too_large → 401 invalid_signature → 429 rate_limited (the service's limit, counted only once the signature verifies) → 409 ingestion_paused → 400 invalid_request. " +
+          "Any Content-Type is accepted; the body must be a UTF-8 JSON object. 202 only once the event is committed.",
+        tags: ["Ingest"],
+        security: [],
+        requestBody: {
+          required: true,
+          description: `A JSON object, at most INTAKE_MAX_EVENT_BYTES (this deployment: ${limit}) bytes`,
+          content: { "application/json": { schema: AnyJsonObject } },
         },
       },
-    )
+    })
     .get(
       "/v1/services/:id/events",
       async ({ call, params, query }) => {

@@ -1,0 +1,93 @@
+/**
+ * The ingest lane (docs/architecture.md, "The lanes"): `POST /v1/ingest/{service_id}` answered
+ * beside Elysia's per-request pipeline, as the read lane (read-lane.ts) answers the hot reads.
+ * Side by side under the same load, before and after, the lane is worth 1–2% of a signed
+ * ingest's throughput (bench/README.md, "The ingest lane").
+ *
+ * The route's answer is one function (`ingestAnswer`, ingest.ts) that the Elysia route calls
+ * too, so what the two answer cannot differ. The lane takes a request only when Elysia would
+ * hand that function the same id: a POST to `/v1/ingest/<id>` where the id is a plain path
+ * segment (letters, digits, `_`, `-`: nothing percent-decoding would change). Anything else goes
+ * to Elysia untouched: the lane has read nothing of it. A request the lane takes it answers
+ * whole, errors included, through the gateway's own pieces (its refusal, route tag and metrics).
+ */
+import { REQUEST_ID_HEADER } from "./http.ts";
+import { INGEST_ROUTE, type IngestAnswer } from "./ingest.ts";
+
+export interface IngestLaneDeps {
+  answer: IngestAnswer;
+  /** A fresh `req_…` id. */
+  newRequestId(): string;
+  /** The gateway's answer to an error the route raised (its RateLimit fields included). */
+  refusal(error: unknown, requestId: string, request: Request): Response;
+  /** The RateLimit fields of a success, as the gateway's hooks add them. */
+  withRate(response: Response, request: Request): void;
+  /** Hangs the route template on the request, as the gateway's hooks do (the access log reads it). */
+  tag(request: Request, route: string): void;
+  /** The HTTP series of the metrics (null: INTAKE_METRICS=false, no clock read). */
+  count: ((route: string, status: number, seconds: number) => void) | null;
+}
+
+type Answer = Response | Promise<Response>;
+
+const PREFIX = "/v1/ingest/";
+const PLAIN = /^[A-Za-z0-9_-]+$/;
+
+export function createIngestLane(deps: IngestLaneDeps) {
+  const { answer, count } = deps;
+
+  function done(response: Response, requestId: string, request: Request, started: number): Response {
+    response.headers.set(REQUEST_ID_HEADER, requestId);
+    deps.tag(request, INGEST_ROUTE);
+    count?.(INGEST_ROUTE, response.status, (performance.now() - started) / 1000);
+    return response;
+  }
+
+  async function serve(request: Request, serviceId: string): Promise<Response> {
+    const started = count ? performance.now() : 0;
+    const requestId = deps.newRequestId();
+    let response: Response;
+    try {
+      response = await answer(request, serviceId);
+      deps.withRate(response, request);
+    } catch (error) {
+      response = deps.refusal(error, requestId, request);
+    }
+    return done(response, requestId, request, started);
+  }
+
+  /** The request's answer, or null: Elysia's to answer. */
+  function take(request: Request): Answer | null {
+    if (request.method !== "POST") return null;
+    const url = request.url;
+    const start = url.indexOf("/", url.indexOf("//") + 2);
+    if (!url.startsWith(PREFIX, start)) return null;
+    const q = url.indexOf("?", start);
+    const id = q === -1 ? url.slice(start + PREFIX.length) : url.slice(start + PREFIX.length, q);
+    return PLAIN.test(id) ? serve(request, id) : null;
+  }
+
+  /**
+   * The same as a Bun.serve native route (serve.ts): Bun's router has matched the path and the
+   * id. What the lane leaves goes to `fallback` (the gateway's fetch, where Elysia answers it).
+   */
+  function nativeRoutes(fallback: (request: Request) => Answer) {
+    return {
+      [INGEST_ROUTE]: {
+        POST(request: Request & { params?: Record<string, string> }): Answer {
+          const id = request.params?.service_id;
+          return id !== undefined && PLAIN.test(id) ? serve(request, id) : fallback(request);
+        },
+      },
+    };
+  }
+
+  return {
+    take,
+    nativeRoutes,
+    /** Whether the lane would take a POST of this literal path (the gateway checks no other route is shadowed). */
+    claims: (path: string) => path.startsWith(PREFIX) && PLAIN.test(path.slice(PREFIX.length)),
+  };
+}
+
+export type IngestLane = ReturnType<typeof createIngestLane>;
