@@ -7,7 +7,7 @@ import { generateSigningSecret, secretPrefix } from "./credentials.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import { parseId } from "./ids.ts";
 import { andThen, type Maybe } from "./maybe.ts";
-import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
+import { type CursorScope, type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import type { RateLimit } from "./ports/rate-limiter.ts";
 import type { ServiceChanges, Store } from "./ports/store.ts";
@@ -57,6 +57,14 @@ export interface HeldServiceList {
 
 /** Past this many services a tenant's pages are read from the store, not held whole. */
 export const SERVICE_LIST_HELD = 200;
+
+/**
+ * First pages remembered per held list, by limit: the console and integrations ask for the
+ * first page again and again, and the same Page object lets the layers above make its message
+ * and its JSON text once (rpc/memo.ts). Bounded, since the limit is the caller's choice.
+ */
+const FIRST_PAGES_HELD = 4;
+const firstPages = new WeakMap<readonly ServiceSummary[], Map<number, Page<ServiceSummary>>>();
 
 export interface ServiceDeps {
   store: Store;
@@ -159,6 +167,22 @@ export function createServices(deps: ServiceDeps) {
     });
   }
 
+  /** The first page of a held list: the same frozen Page while the list is held (FIRST_PAGES_HELD). */
+  function firstPage(all: readonly ServiceSummary[], limit: number, scope: CursorScope): Page<ServiceSummary> {
+    let pages = firstPages.get(all);
+    if (!pages) {
+      pages = new Map();
+      firstPages.set(all, pages);
+    }
+    let page = pages.get(limit);
+    if (!page) {
+      const cut = toPage(all.slice(0, limit + 1), limit, scope);
+      page = Object.freeze({ items: Object.freeze(cut.items), nextCursor: cut.nextCursor }) as Page<ServiceSummary>;
+      if (pages.size < FIRST_PAGES_HELD) pages.set(limit, page);
+    }
+    return page;
+  }
+
   /**
    * Pages of a tenant with at most SERVICE_LIST_HELD services are cut from its held list (the
    * same order and keyset as the store's: ids descending, `before` exclusive); a larger tenant's
@@ -170,7 +194,8 @@ export function createServices(deps: ServiceDeps) {
     return andThen(heldList(principal.tenantId), (held) => {
       if (held?.all) {
         const all = held.all;
-        const start = before === undefined ? 0 : firstBelow(all, before);
+        if (before === undefined) return firstPage(all, limit, scope);
+        const start = firstBelow(all, before);
         return toPage(all.slice(start, start + limit + 1), limit, scope);
       }
       const rows = store.services.list(principal.tenantId, {

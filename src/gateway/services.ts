@@ -34,12 +34,13 @@ const serviceText = onceEach((service: Service) => JSON.stringify(serviceJson(se
 
 /**
  * Each listed message's text once (ListServices answers the same messages while the tenant's
- * list is held), joined into the page: the same bytes as JSON.stringify of it.
+ * list is held), joined into the page: the same bytes as JSON.stringify of it. A page's text is
+ * made once per page message too: a held list's first pages are the same message each time.
  */
-function servicePageText(res: ListServicesResponse): string {
+const servicePageText = onceEach((res: ListServicesResponse): string => {
   const data = res.data.map(serviceText).join(",");
   return `{"data":[${data}],"next_cursor":${JSON.stringify(res.nextCursor ?? null)}}`;
-}
+});
 
 /** GET /v1/services and GET /v1/services/:id, for the gateway's routes and the read lane. */
 export function serviceReads(impls: RpcImpls): { list: ReadRoute; get: ReadRoute } {

@@ -11,7 +11,9 @@ import {
 import { invalid } from "../domain/errors.ts";
 import { formatId } from "../domain/ids.ts";
 import { andThen } from "../domain/maybe.ts";
+import type { Page } from "../domain/pagination.ts";
 import type { Services } from "../domain/services.ts";
+import type { ServiceSummary } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
 import { principalOf, requestIdOf } from "./context.ts";
 import { serviceMessage, ts } from "./convert.ts";
@@ -24,6 +26,14 @@ import { rpcMethod } from "./method.ts";
  * (domain/services.ts), so its pages hand back the same summaries until a change replaces them.
  */
 const listedMessage = onceEach(serviceMessage);
+
+/** A page's message, once per page: a held list's first page is the same Page object each time (domain/services.ts). */
+const pageMessage = onceEach((page: Page<ServiceSummary>) =>
+  create(ListServicesResponseSchema, {
+    data: page.items.map(listedMessage),
+    nextCursor: page.nextCursor ?? undefined,
+  }),
+);
 
 export function createServiceRegistryImpl(deps: {
   services: Services;
@@ -44,12 +54,7 @@ export function createServiceRegistryImpl(deps: {
       return create(GetServiceResponseSchema, { service: serviceMessage(record) });
     }),
     listServices: rpcMethod(logger, (req, ctx) =>
-      andThen(services.listServices(principalOf(ctx), { limit: req.limit, cursor: req.cursor }), (page) =>
-        create(ListServicesResponseSchema, {
-          data: page.items.map(listedMessage),
-          nextCursor: page.nextCursor ?? undefined,
-        }),
-      ),
+      andThen(services.listServices(principalOf(ctx), { limit: req.limit, cursor: req.cursor }), pageMessage),
     ),
     updateService: rpcMethod(logger, async (req, ctx) => {
       if (req.resetRateLimit && req.rateLimit) {

@@ -104,6 +104,26 @@ test("the list follows every change at once: create, pause, rate limit, rotation
   expect((await listed()).map((s) => s.id)).toEqual([first.id]);
 });
 
+test("first pages of every limit, asked twice each, answer their own rows and cursor (first pages are remembered per list)", async () => {
+  world = await createWorld();
+  const created: string[] = [];
+  for (let i = 0; i < 8; i++) created.push((await world.createService(`s${i}`)).id);
+  const newestFirst = [...created].reverse();
+  for (const round of [1, 2]) {
+    for (const limit of [1, 2, 3, 4, 5, 6, 7, 8, 9]) {
+      const reply = await world.request("GET", `/v1/services?limit=${limit}`);
+      expect(reply.status, `round ${round}, limit ${limit}`).toBe(200);
+      expect(reply.body.data.map((s: { id: string }) => s.id)).toEqual(newestFirst.slice(0, limit));
+      if (limit >= 8) {
+        expect(reply.body.next_cursor).toBeNull();
+        continue;
+      }
+      const next = await world.request("GET", `/v1/services?limit=1&cursor=${reply.body.next_cursor}`);
+      expect(next.body.data.map((s: { id: string }) => s.id)).toEqual([newestFirst[limit]]);
+    }
+  }
+});
+
 test("a tenant with more services than are held whole (200) pages through every one from the store, newest first", async () => {
   world = await createWorld();
   const created: string[] = [];
