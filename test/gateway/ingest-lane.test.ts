@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { signPayload } from "../../src/domain/signing.ts";
+import { type Seen, seen } from "../support/answers.ts";
 import { createWorld, type World } from "../support/harness.ts";
 
 let world: World | undefined;
@@ -32,25 +33,6 @@ function ingest(w: World, path: string, o: Signed = {}, method = "POST"): Reques
   }
   if (o.idempotencyKey !== undefined) headers["idempotency-key"] = o.idempotencyKey;
   return new Request(`http://intake.test${path}`, { method, headers, body: method === "GET" ? undefined : body });
-}
-
-interface Seen {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** Status, headers and body, with what differs by design between two answers masked. */
-async function seen(response: Response): Promise<Seen> {
-  const requestId = response.headers.get("x-request-id");
-  expect(requestId).toMatch(/^req_[0-9a-f]{32}$/);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of response.headers) {
-    if (name === "x-request-id" || name === "date") continue;
-    headers[name] = name === "ratelimit" ? value.replace(/;r=\d+;/, ";r=N;") : value;
-  }
-  const body = (await response.text()).replaceAll(requestId as string, "REQ").replace(/evt_[0-9a-f]{32}/, "EVT");
-  return { status: response.status, headers, body };
 }
 
 /** The lane's answer (it must take the request) and the Elysia route's, to the same request. */

@@ -6,6 +6,7 @@
  * On the test stack (SQLite + memory cache, or PostgreSQL + Redis).
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { type Seen, seen } from "../support/answers.ts";
 import { createWorld, type World } from "../support/harness.ts";
 
 let world: World | undefined;
@@ -19,24 +20,6 @@ function get(path: string, token: string | null, method = "GET"): Request {
     method,
     headers: token === null ? {} : { authorization: `Bearer ${token}` },
   });
-}
-
-interface Seen {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** Status, headers and body, with the request's own id (and the RateLimit count that went down between the two) masked. */
-async function seen(response: Response): Promise<Seen> {
-  const requestId = response.headers.get("x-request-id");
-  expect(requestId).toMatch(/^req_[0-9a-f]{32}$/);
-  const headers: Record<string, string> = {};
-  for (const [name, value] of response.headers) {
-    if (name === "x-request-id" || name === "date") continue;
-    headers[name] = name === "ratelimit" ? value.replace(/;r=\d+;/, ";r=N;") : value;
-  }
-  return { status: response.status, headers, body: (await response.text()).replaceAll(requestId as string, "REQ") };
 }
 
 /** The lane's answer (it must take the request) and the Elysia route's, side by side. */
