@@ -273,9 +273,11 @@ async function interleave(scenario: number, targets: Target[], plan: Plan = defa
  * Runs pairs of targets side by side: in each round, a pair's two targets take their load at the
  * same time (which one is launched first alternates by round), so whatever the shared machine
  * does during the round falls on both halves of the pair alike. Scenario 3's goals that compare
- * Intake with a variant of itself or with its floor read these pairs: run one after the other,
- * two identical ingest processes differed by up to ±15% from round to round; side by side, by
- * ±2–4% (bench/README.md, "How it measures"). Each pair is warmed side by side first; the pairs
+ * Intake with a variant of itself or with its floor read these pairs: as two of the scenario's
+ * interleaved targets, two identical ingest processes differed by 0.80–1.12× from round to
+ * round, and three pairs around one Intake cannot all be adjacent in one interleave; side by
+ * side, each pair is measured in one window, within about ±5% (bench/README.md, "How it
+ * measures", "Side by side: the instrument"). Each pair is warmed side by side first; the pairs
  * run in counterbalanced order. Returns each pair's two series.
  */
 async function sideBySide(
