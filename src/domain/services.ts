@@ -176,8 +176,9 @@ export function createServices(deps: ServiceDeps) {
     }
     let page = pages.get(limit);
     if (!page) {
-      const cut = toPage(all.slice(0, limit + 1), limit, scope);
-      page = Object.freeze({ items: Object.freeze(cut.items), nextCursor: cut.nextCursor }) as Page<ServiceSummary>;
+      page = toPage(all.slice(0, limit + 1), limit, scope);
+      Object.freeze(page.items);
+      Object.freeze(page);
       if (pages.size < FIRST_PAGES_HELD) pages.set(limit, page);
     }
     return page;

@@ -211,14 +211,19 @@ export async function createGateway(deps: GatewayDeps) {
     }
   }
 
+  /** The RateLimit fields of the decision the request was taken under, if its route is limited. */
+  function withRateOf(response: Response, request: Request): void {
+    const rate = kit.rateOf(request);
+    if (rate) withRateLimit(response, rate);
+  }
+
   /** The answer to an error a route raised (the lanes' too), with the RateLimit fields of a limited route. */
   function refusal(error: unknown, requestId: string, request: Request): Response {
     const response = responseForError(error, requestId, logger);
     // A refusal raised by admission carries its fields in the error's metadata; an error
     // after the decision (ingest's 409, a 404, a 400) takes them from the request's record.
     if (error instanceof ConnectError) copyRateLimitHeaders(error.metadata, response.headers);
-    const rate = kit.rateOf(request);
-    if (rate) withRateLimit(response, rate);
+    withRateOf(response, request);
     return response;
   }
 
@@ -236,8 +241,7 @@ export async function createGateway(deps: GatewayDeps) {
       if (counted)
         countRequest(counted, request, responseValue instanceof Response ? responseValue.status : statusOf(set));
       // A limited route's answer carries its RateLimit fields (docs/rate-limits.md).
-      const rate = kit.rateOf(request);
-      if (rate && responseValue instanceof Response) withRateLimit(responseValue, rate);
+      if (responseValue instanceof Response) withRateOf(responseValue, request);
       // Elysia rebuilds a returned Response (a Headers copy, then a new Response over the old
       // one's body stream) whenever set.headers is not empty. Moving the request id into the
       // Response's own headers skips that rebuild: it was the largest cost of GET /v1/health
@@ -286,10 +290,7 @@ export async function createGateway(deps: GatewayDeps) {
     answer: ingestAnswered,
     newRequestId: () => formatId("req", newRequestId()),
     refusal,
-    withRate: (response, request) => {
-      const rate = kit.rateOf(request);
-      if (rate) withRateLimit(response, rate);
-    },
+    withRate: withRateOf,
     tag: tagRoute,
     count: counted && ((route, status, seconds) => counted.httpRequest(route, "POST", status, seconds)),
   });

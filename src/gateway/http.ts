@@ -4,6 +4,19 @@ import type { ErrorCode, FieldIssue } from "../domain/errors.ts";
 export const JSON_TYPE = "application/json; charset=utf-8";
 export const REQUEST_ID_HEADER = "x-request-id";
 
+/**
+ * A path segment the lanes (read-lane.ts, ingest-lane.ts) take as it stands: nothing that
+ * percent-decoding would change, so it is what Elysia would decode too.
+ */
+export const PLAIN_SEGMENT = /^[A-Za-z0-9_-]+$/;
+
+/** A request URL's path and its query (without `?`, "" when none), without parsing the URL. */
+export function pathAndQuery(url: string): [path: string, query: string] {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const q = url.indexOf("?", start);
+  return q === -1 ? [url.slice(start), ""] : [url.slice(start, q), url.slice(q + 1)];
+}
+
 export function json(status: number, body: unknown, headers?: Record<string, string>): Response {
   return jsonText(status, JSON.stringify(body), headers);
 }

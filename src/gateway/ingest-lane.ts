@@ -11,7 +11,7 @@
  * to Elysia untouched: the lane has read nothing of it. A request the lane takes it answers
  * whole, errors included, through the gateway's own pieces (its refusal, route tag and metrics).
  */
-import { REQUEST_ID_HEADER } from "./http.ts";
+import { PLAIN_SEGMENT, pathAndQuery, REQUEST_ID_HEADER } from "./http.ts";
 import { INGEST_ROUTE, type IngestAnswer } from "./ingest.ts";
 
 export interface IngestLaneDeps {
@@ -31,7 +31,6 @@ export interface IngestLaneDeps {
 type Answer = Response | Promise<Response>;
 
 const PREFIX = "/v1/ingest/";
-const PLAIN = /^[A-Za-z0-9_-]+$/;
 
 export function createIngestLane(deps: IngestLaneDeps) {
   const { answer, count } = deps;
@@ -59,12 +58,9 @@ export function createIngestLane(deps: IngestLaneDeps) {
   /** The request's answer, or null: Elysia's to answer. */
   function take(request: Request): Answer | null {
     if (request.method !== "POST") return null;
-    const url = request.url;
-    const start = url.indexOf("/", url.indexOf("//") + 2);
-    if (!url.startsWith(PREFIX, start)) return null;
-    const q = url.indexOf("?", start);
-    const id = q === -1 ? url.slice(start + PREFIX.length) : url.slice(start + PREFIX.length, q);
-    return PLAIN.test(id) ? serve(request, id) : null;
+    const [path] = pathAndQuery(request.url);
+    const id = path.slice(PREFIX.length);
+    return path.startsWith(PREFIX) && PLAIN_SEGMENT.test(id) ? serve(request, id) : null;
   }
 
   /**
@@ -76,7 +72,7 @@ export function createIngestLane(deps: IngestLaneDeps) {
       [INGEST_ROUTE]: {
         POST(request: Request & { params?: Record<string, string> }): Answer {
           const id = request.params?.service_id;
-          return id !== undefined && PLAIN.test(id) ? serve(request, id) : fallback(request);
+          return id !== undefined && PLAIN_SEGMENT.test(id) ? serve(request, id) : fallback(request);
         },
       },
     };
@@ -86,7 +82,7 @@ export function createIngestLane(deps: IngestLaneDeps) {
     take,
     nativeRoutes,
     /** Whether the lane would take a POST of this literal path (the gateway checks no other route is shadowed). */
-    claims: (path: string) => path.startsWith(PREFIX) && PLAIN.test(path.slice(PREFIX.length)),
+    claims: (path: string) => path.startsWith(PREFIX) && PLAIN_SEGMENT.test(path.slice(PREFIX.length)),
   };
 }
 

@@ -21,7 +21,7 @@ import type { Maybe } from "../domain/maybe.ts";
 import type { CallContext } from "../rpc/context.ts";
 import type { MethodName } from "../rpc/policy.ts";
 import { limitField, policyField } from "../rpc/rate-limit.ts";
-import { JSON_TYPE, jsonText, REQUEST_ID_HEADER } from "./http.ts";
+import { JSON_TYPE, jsonText, PLAIN_SEGMENT, pathAndQuery, REQUEST_ID_HEADER } from "./http.ts";
 import type { Kit } from "./kit.ts";
 
 /** What a read takes from its path and query, as Elysia hands it to the route (defaults applied). */
@@ -61,7 +61,6 @@ export interface ReadLaneDeps {
 type Answer = Response | Promise<Response>;
 
 const LIMIT = /^(?:[1-9][0-9]?|100)$/;
-const PLAIN = /^[A-Za-z0-9_-]+$/;
 const NO_INPUT: ReadInput = Object.freeze({});
 
 /**
@@ -81,7 +80,7 @@ export function plainQuery(search: string, form: QueryForm): ReadInput | null {
     if (seen.has(key)) return null;
     seen.add(key);
     if (key === "limit" && LIMIT.test(value)) input.limit = Number(value);
-    else if (key === "cursor" && PLAIN.test(value)) input.cursor = value;
+    else if (key === "cursor" && PLAIN_SEGMENT.test(value)) input.cursor = value;
     else if (key === "include_revoked" && form === "tokenPage" && (value === "true" || value === "false"))
       input.include_revoked = value === "true";
     else return null;
@@ -109,7 +108,7 @@ export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps)
     const slash = path.lastIndexOf("/");
     const parent = byPrefix.get(path.slice(0, slash));
     const id = path.slice(slash + 1);
-    return parent && PLAIN.test(id) ? { route: parent, id } : null;
+    return parent && PLAIN_SEGMENT.test(id) ? { route: parent, id } : null;
   }
 
   function answered(request: Request, route: ReadRoute, status: number, started: number): void {
@@ -167,12 +166,10 @@ export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps)
   /** The request's answer, or null: Elysia's to answer. */
   function take(request: Request): Answer | null {
     if (request.method !== "GET") return null;
-    const url = request.url;
-    const start = url.indexOf("/", url.indexOf("//") + 2);
-    const q = url.indexOf("?", start);
-    const found = match(q === -1 ? url.slice(start) : url.slice(start, q));
+    const [path, query] = pathAndQuery(request.url);
+    const found = match(path);
     if (!found) return null;
-    const input = plainQuery(q === -1 ? "" : url.slice(q + 1), found.route.query);
+    const input = plainQuery(query, found.route.query);
     return input ? serve(found.route, found.id, input, request) : null;
   }
 
@@ -188,7 +185,7 @@ export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps)
       table[route.path] = {
         GET(request) {
           const id = named ? request.params?.id : undefined;
-          if (named && (id === undefined || !PLAIN.test(id))) return fallback(request);
+          if (named && (id === undefined || !PLAIN_SEGMENT.test(id))) return fallback(request);
           let input: ReadInput | null = NO_INPUT;
           if (route.query !== "none") {
             const url = request.url;
