@@ -218,6 +218,11 @@ function wrkTarget(label: string, run: Omit<WrkRun, "durationS" | "threads">): T
   };
 }
 
+/** Signed ingest from a pool file, 128 connections: the ingest scenarios' target. */
+function ingestTarget(label: string, url: string, pool: string): Target {
+  return wrkTarget(label, { url, connections: 128, script: "pool.lua", args: [pool] });
+}
+
 /** A GET of `url` with a bearer token, 32 connections: the read scenarios' target. */
 function bearerGet(label: string, url: string, token: string): Target {
   return wrkTarget(label, { url, connections: 32, script: "get.lua", headers: [`Authorization: Bearer ${token}`] });
@@ -485,7 +490,7 @@ async function sweepComparison(
     async run(durationS) {
       const intake = await start(s);
       try {
-        const load = wrkTarget(label, { url: intake.url, connections: 128, script: "pool.lua", args: [pool] });
+        const load = ingestTarget(label, intake.url, pool);
         if (sweeping) {
           const initial = await counter.count();
           const until = performance.now() + 30_000;
@@ -870,33 +875,31 @@ async function main(): Promise<void> {
       await probeIngest(`${l.intake.url}${l.path}`, l.svc.secret);
       // The least work the contract requires, hand-written on a database Intake made.
       floor = await startIngestFloor(sqlitePath(floorSpec), floorSvc);
-      const ingest = (label: string, url: string, pool: string) =>
-        wrkTarget(label, { url, connections: 128, script: "pool.lua", args: [pool] });
       const GROUP = "Intake ingest, group commit";
 
       // One after the other: each against the bare POST, and Intake's p99 under the load alone.
       const [base, floorSeries, grp, perReq] = await interleave(3, [
         // The same signed requests: the baseline reads the body and ignores the rest.
-        ingest("baseline POST 1 KiB", baseline.url, g.file),
-        ingest(INGEST_FLOOR_LABEL, floor.url, floorPool),
-        ingest(GROUP, g.intake.url, g.file),
-        ingest("Intake ingest, per_request commit", p.intake.url, p.file),
+        ingestTarget("baseline POST 1 KiB", baseline.url, g.file),
+        ingestTarget(INGEST_FLOOR_LABEL, floor.url, floorPool),
+        ingestTarget(GROUP, g.intake.url, g.file),
+        ingestTarget("Intake ingest, per_request commit", p.intake.url, p.file),
       ]);
       // Side by side: the goals that compare Intake with its floor or with a variant of itself.
       const [[besideFloor, floorBeside], [besideOff, offBeside], [besideLimited, limitedBeside]] = (await sideBySide(
         3,
         [
           [
-            ingest(`${GROUP}, beside the floor`, g.intake.url, g.file),
-            ingest(`${INGEST_FLOOR_LABEL}, beside Intake`, floor.url, floorPool),
+            ingestTarget(`${GROUP}, beside the floor`, g.intake.url, g.file),
+            ingestTarget(`${INGEST_FLOOR_LABEL}, beside Intake`, floor.url, floorPool),
           ],
           [
-            ingest(`${GROUP}, beside metrics off`, g.intake.url, g.file),
-            ingest(`${GROUP}, INTAKE_METRICS=false, beside Intake`, o.intake.url, o.file),
+            ingestTarget(`${GROUP}, beside metrics off`, g.intake.url, g.file),
+            ingestTarget(`${GROUP}, INTAKE_METRICS=false, beside Intake`, o.intake.url, o.file),
           ],
           [
-            ingest(`${GROUP}, beside limits configured`, g.intake.url, g.file),
-            ingest(`${GROUP}, ingest rate limit configured (unspent), beside Intake`, l.intake.url, l.file),
+            ingestTarget(`${GROUP}, beside limits configured`, g.intake.url, g.file),
+            ingestTarget(`${GROUP}, ingest rate limit configured (unspent), beside Intake`, l.intake.url, l.file),
           ],
         ],
         pairPlan,
@@ -990,18 +993,8 @@ async function main(): Promise<void> {
         // The least work the contract requires, hand-written on the same database.
         floor = await startIngestFloor(db.url, svc);
         const [floorSeries, pg] = (await interleave(4, [
-          wrkTarget(INGEST_FLOOR_LABEL, {
-            url: floor.url,
-            connections: 128,
-            script: "pool.lua",
-            args: [file],
-          }),
-          wrkTarget("Intake ingest on PostgreSQL, group commit", {
-            url: intake.url,
-            connections: 128,
-            script: "pool.lua",
-            args: [file],
-          }),
+          ingestTarget(INGEST_FLOOR_LABEL, floor.url, file),
+          ingestTarget("Intake ingest on PostgreSQL, group commit", intake.url, file),
         ])) as [Series, Series];
         const s = summarize(pg);
         const f = summarize(floorSeries);
@@ -1449,7 +1442,7 @@ async function main(): Promise<void> {
       const svc = await createService(intake.url, boot.token, "bench-stalled");
       const file = join(workDir, "stalled.pool");
       writePool(file, `/v1/ingest/${svc.id}`, svc.secret, settings.poolSize);
-      const load = wrkTarget("Intake ingest", { url: intake.url, connections: 128, script: "pool.lua", args: [file] });
+      const load = ingestTarget("Intake ingest", intake.url, file);
       const without = await load.run(settings.durationS);
       check(10, "ingest without readers", without, "run");
       const before = memoryOf(intake.pid);
