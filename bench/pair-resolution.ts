@@ -1,13 +1,17 @@
 /**
- * How finely a pair of signed-ingest targets resolves on this machine: two group-commit Intakes
- * (identical by default: an A/A pair), measured both ways scenario 3 could pair them. In each
- * round, "one after the other" runs A then B (B then A in odd rounds), 128 connections each, as
- * `interleave` in run.ts; "side by side" runs both at once, 128 connections each, as `sideBySide`
- * (which one is launched first alternates). An A/A pair's per-round ratios are the instrument's
- * own spread: a goal of 0.95× needs it well inside 5%.
+ * How finely a pair of targets resolves on this machine: two Intakes (identical by default: an
+ * A/A pair), measured both ways scenarios 2 and 3 could pair them. In each round, "one after the
+ * other" runs A then B (B then A in odd rounds), as `interleave` in run.ts; "side by side" runs
+ * both at once, as `sideBySide` (which one is launched first alternates). An A/A pair's
+ * per-round ratios are the instrument's own spread: a goal of 0.95× needs it well inside 5%.
  *
- * Usage: bun bench/pair-resolution.ts [--rounds 8] [--duration 4] [--env-b '{"INTAKE_METRICS":"false"}']
- *   [--checkout-b <dir>]
+ * The load is scenario 3's by default: signed 1 KiB ingest to group-commit Intakes, 128
+ * connections each. `--read /v1/tenant` makes it scenario 2's: an authenticated GET of that path,
+ * 32 connections each, the servers pinned to CPU 0 and wrk to CPU 1 as run.ts pins the read
+ * scenarios (where taskset and two cores exist).
+ *
+ * Usage: bun bench/pair-resolution.ts [--rounds 8] [--duration 4] [--read /v1/tenant]
+ *   [--env-b '{"INTAKE_METRICS":"false"}'] [--checkout-b <dir>]
  * (--env-b: B's extra variables, to measure an A/B pair the same two ways; --checkout-b: B runs
  * `bun src/cli.ts` from another checkout, e.g. a `git worktree` of the commit before a change,
  * with its own `bun install`: a before/after pair).
@@ -18,7 +22,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bootstrap, createService, makeKeys, type RunningIntake, startIntake } from "./lib/intake.ts";
 import { writePool } from "./lib/pool.ts";
-import { installCleanup } from "./lib/procs.ts";
+import { installCleanup, pinProcess } from "./lib/procs.ts";
 import { median } from "./lib/report.ts";
 import { ensureWrk, runWrk, type WrkResult } from "./lib/wrk.ts";
 
@@ -28,17 +32,21 @@ const { values: flags } = parseArgs({
     duration: { type: "string", default: "4" },
     "env-b": { type: "string", default: "{}" },
     "checkout-b": { type: "string" },
+    read: { type: "string" },
   },
 });
 const rounds = Number(flags.rounds);
 const durationS = Number(flags.duration);
 const envB = JSON.parse(flags["env-b"] as string) as Record<string, string>;
+const readPath = flags.read;
+const pin = readPath !== undefined && navigator.hardwareConcurrency >= 2 && Bun.which("taskset") !== null;
 
 await ensureWrk();
 installCleanup();
 const dir = mkdtempSync(join(tmpdir(), "intake-pair-"));
 const keys = makeKeys();
-type Side = { intake: RunningIntake; pool: string };
+/** A side: its Intake, and the pool file of its signed requests (ingest) or its bearer token (reads). */
+type Side = { intake: RunningIntake; pool: string; token: string };
 const sides: Side[] = [];
 try {
   for (const [name, env] of [
@@ -49,25 +57,39 @@ try {
       name,
       dataDir: join(dir, name),
       keys,
-      env: { INTAKE_INGEST_COMMIT: "group", ...env },
+      env: readPath === undefined ? { INTAKE_INGEST_COMMIT: "group", ...env } : env,
       checkout: name === "b" ? flags["checkout-b"] : undefined,
     };
     const boot = await bootstrap(spec);
     const intake = await startIntake(spec);
-    sides.push({ intake, pool: join(dir, `${name}.pool`) });
+    sides.push({ intake, pool: join(dir, `${name}.pool`), token: boot.token });
+    if (pin) await pinProcess(intake.pid, "0");
+    if (readPath !== undefined) continue;
     const svc = await createService(intake.url, boot.token, "bench-ingest");
     writePool(join(dir, `${name}.pool`), `/v1/ingest/${svc.id}`, svc.secret, 1_000);
   }
   const [a, b] = sides as [Side, Side];
   const load = async (side: Side, seconds: number): Promise<WrkResult> => {
-    const r = await runWrk({
-      url: side.intake.url,
-      connections: 128,
-      threads: 1,
-      durationS: seconds,
-      script: "pool.lua",
-      args: [side.pool],
-    });
+    const r = await runWrk(
+      readPath === undefined
+        ? {
+            url: side.intake.url,
+            connections: 128,
+            threads: 1,
+            durationS: seconds,
+            script: "pool.lua",
+            args: [side.pool],
+          }
+        : {
+            url: `${side.intake.url}${readPath}`,
+            connections: 32,
+            threads: 1,
+            durationS: seconds,
+            script: "get.lua",
+            headers: [`Authorization: Bearer ${side.token}`],
+            cpus: pin ? "1" : undefined,
+          },
+    );
     const failed = r.non2xx + r.socketErrors + r.timeouts;
     if (failed > 0)
       throw new Error(`${side.intake.name}: ${failed} of ${r.requests} requests failed (non-2xx or socket)`);

@@ -60,7 +60,8 @@ export function summarize(series: Series): Summary {
   };
 }
 
-export type Status = "met" | "missed" | "skipped" | "failed" | "reported";
+/** "floor misses": Intake missed the goal, and so did its floor in the same run (run.ts, `againstFloor`). */
+export type Status = "met" | "missed" | "floor misses" | "skipped" | "failed" | "reported";
 
 export interface Row {
   scenario: number;
