@@ -354,13 +354,15 @@ function beside(a: Series, b: Series): string {
 }
 
 /**
- * A cost goal's status where the same run measured the goal on its floor too (the least work the
- * contract requires, measured the same way): "floor misses" when Intake misses it and so does
- * the floor, which no implementation of the contract could then meet on this machine.
+ * The status of a goal whose floor (the least work the contract requires) the same run measured
+ * the same way, given each part of the goal as [Intake meets it, the floor meets it]: "floor
+ * misses" when every part Intake misses, the floor misses too. No implementation of the contract
+ * could then have met it on this machine in this run (issue 17: "where the floor itself misses
+ * it, that shown with the floor's figure from the same run").
  */
-function againstFloor(ratio: number, floorRatio: number, goal: number): Status {
-  if (ratio >= goal) return "met";
-  return floorRatio < goal ? "floor misses" : "missed";
+function againstFloor(...parts: Array<[intakeMeets: boolean, floorMeets: boolean]>): Status {
+  if (parts.every(([intake]) => intake)) return "met";
+  return parts.every(([intake, floor]) => intake || !floor) ? "floor misses" : "missed";
 }
 
 /** A row whose goal is a paired throughput ratio of `measured` to `reference` of at least `goal`. */
@@ -724,19 +726,21 @@ async function main(): Promise<void> {
         )) as [[Series, Series], [Series, Series], [Series, Series], [Series, Series]];
         const t = summarize(tenant);
         const r = pairedRatio(tenant, base);
+        const f = summarize(floor);
+        const floorBare = pairedRatio(floor, base);
         rows.push({
           scenario: 2,
           title: "GET /v1/tenant, bearer, warm cache vs bare GET (32 conns)",
           goal: "≥ 0.75×, p99 ≤ 2 ms",
-          measured: `${fmtRatio(r)} (${fmtRps(t.rps)} vs ${fmtRps(summarize(base).rps)} req/s), p99 ${fmtMs(t.p99Us)} ms`,
-          status: r >= 0.75 && t.p99Us <= 2000 ? "met" : "missed",
+          measured: `${fmtRatio(r)} (${fmtRps(t.rps)} vs ${fmtRps(summarize(base).rps)} req/s), p99 ${fmtMs(t.p99Us)} ms; the floor ${fmtRatio(floorBare)} (${fmtRps(f.rps)} req/s), p99 ${fmtMs(f.p99Us)} ms`,
+          status: againstFloor([r >= 0.75, floorBare >= 0.75], [t.p99Us <= 2000, f.p99Us <= 2000]),
         });
         const floorRatio = pairedRatio(besideFloor, floorBesideIntake);
         rows.push({
           scenario: 2,
           title: "… Intake vs the hand-written floor (bearer HMAC + lookup + X-Request-Id, bench/baseline.ts)",
           goal: "≥ 0.90×",
-          measured: `${beside(besideFloor, floorBesideIntake)}; the floor vs bare GET ${fmtRatio(pairedRatio(floor, base))} (${fmtRps(summarize(floor).rps)} req/s)`,
+          measured: beside(besideFloor, floorBesideIntake),
           status: floorRatio >= 0.9 ? "met" : "missed",
         });
         const metricsCost = pairedRatio(besideOff, offBeside);
@@ -754,7 +758,7 @@ async function main(): Promise<void> {
           title: "… INTAKE_RATE_LIMIT_API configured but unspent vs limits off, same data, GET /v1/tenant",
           goal: "≥ 0.95×",
           measured: beside(limitedBeside, besideLimited),
-          status: againstFloor(limitsCost, fieldsCost, 0.95),
+          status: againstFloor([limitsCost >= 0.95, fieldsCost >= 0.95]),
         });
         rows.push({
           scenario: 2,
@@ -964,19 +968,20 @@ async function main(): Promise<void> {
       const gs = summarize(grp as Series);
       const ps = summarize(perReq as Series);
       const r = pairedRatio(grp as Series, base as Series);
+      const fls = summarize(floorSeries as Series);
+      const floorBare = pairedRatio(floorSeries as Series, base as Series);
       rows.push({
         scenario: 3,
         title: "Signed ingest, SQLite FULL, group commit vs bare POST (128 conns)",
         goal: "≥ 0.35×, p99 ≤ 15 ms",
         measured: `${fmtRatio(r)} (${fmtRps(gs.rps)} vs ${fmtRps(b.rps)} req/s), p99 ${fmtMs(gs.p99Us)} ms; ${fmtRatio(pairedRatio(grp as Series, perReq as Series))} per_request (${fmtRps(ps.rps)} req/s, p99 ${fmtMs(ps.p99Us)} ms)`,
-        status: r >= 0.35 && gs.p99Us <= 15_000 ? "met" : "missed",
+        status: againstFloor([r >= 0.35, floorBare >= 0.35], [gs.p99Us <= 15_000, fls.p99Us <= 15_000]),
       });
-      const fls = summarize(floorSeries as Series);
       rows.push({
         scenario: 3,
         title: "… the hand-written floor on a SQLite file of its own (bench/floor-ingest.ts) vs bare POST",
         goal: "(reported)",
-        measured: `${fmtRatio(pairedRatio(floorSeries as Series, base as Series))} (${fmtRps(fls.rps)} req/s), p99 ${fmtMs(fls.p99Us)} ms; Intake vs floor ${beside(besideFloor, floorBeside)}`,
+        measured: `${fmtRatio(floorBare)} (${fmtRps(fls.rps)} req/s), p99 ${fmtMs(fls.p99Us)} ms; Intake vs floor ${beside(besideFloor, floorBeside)}`,
         status: "reported",
       });
       const ingestMetricsCost = pairedRatio(besideOff, offBeside);
@@ -1054,7 +1059,7 @@ async function main(): Promise<void> {
           title: "Signed ingest on PostgreSQL, group commit (128 conns)",
           goal: "≥ 20,000 events/s",
           measured: `${fmtRps(s.rps)} events/s, p99 ${fmtMs(s.p99Us)} ms`,
-          status: s.rps >= 20_000 ? "met" : "missed",
+          status: againstFloor([s.rps >= 20_000, f.rps >= 20_000]),
         });
         rows.push({
           scenario: 4,
@@ -1248,7 +1253,7 @@ async function main(): Promise<void> {
       title: `Auth cost, ${large.label} vs ${small.label}, cold cache (${small.sample.length} first-use tokens per fresh process)`,
       goal: "cost ratio ≤ 1.1",
       measured: `${fmtRatio(coldCost.ratio)} server CPU per request (${coldCost.cpu}); client-side ${fmtRatio(coldCost.rpsRatio)} (${fmtRps(coldCost.cl.rps)} vs ${fmtRps(coldCost.cs.rps)} req/s; p50 ${fmtMs(coldCost.cl.p50Us)} vs ${fmtMs(coldCost.cs.p50Us)} ms)`,
-      status: coldCost.ratio <= 1.1 ? "met" : "missed",
+      status: againstFloor([coldCost.ratio <= 1.1, floorCost.ratio <= 1.1]),
     });
     rows.push({
       scenario: 5,
