@@ -981,8 +981,15 @@ async function main(): Promise<void> {
         scenario: 3,
         title: "… the hand-written floor on a SQLite file of its own (bench/floor-ingest.ts) vs bare POST",
         goal: "(reported)",
-        measured: `${fmtRatio(floorBare)} (${fmtRps(fls.rps)} req/s), p99 ${fmtMs(fls.p99Us)} ms; Intake vs floor ${beside(besideFloor, floorBeside)}`,
+        measured: `${fmtRatio(floorBare)} (${fmtRps(fls.rps)} req/s), p99 ${fmtMs(fls.p99Us)} ms`,
         status: "reported",
+      });
+      rows.push({
+        scenario: 3,
+        title: "… Intake vs the hand-written floor (bench/floor-ingest.ts), group commit",
+        goal: "≥ 0.90×",
+        measured: beside(besideFloor, floorBeside),
+        status: pairedRatio(besideFloor, floorBeside) >= 0.9 ? "met" : "missed",
       });
       const ingestMetricsCost = pairedRatio(besideOff, offBeside);
       rows.push({
