@@ -161,17 +161,14 @@ export interface MemoryCacheOptions {
  * fill already in flight for the same key are not counted again.
  */
 export function lookupCounter(observer: Observer, namespace: string) {
+  const count = observer.cacheLookups(namespace);
   return {
     local<V>(value: V | null | undefined): V | null | undefined {
-      if (value !== undefined) observer.cacheLookup(namespace, value === null ? "negative_hit" : "hit");
+      if (value !== undefined) (value === null ? count.negative_hit : count.hit)();
       return value;
     },
-    shared(): void {
-      observer.cacheLookup(namespace, "shared_hit");
-    },
-    miss(): void {
-      observer.cacheLookup(namespace, "miss");
-    },
+    shared: count.shared_hit,
+    miss: count.miss,
   };
 }
 

@@ -284,7 +284,7 @@ export async function createGateway(deps: GatewayDeps) {
     newRequestId: () => formatId("req", newRequestId()),
     refusal,
     tag: tagRoute,
-    count: counted && ((route, status, seconds) => counted.httpRequest(route, "GET", status, seconds)),
+    series: counted && ((route) => counted.httpSeries(route, "GET")),
   });
   const ingestLane = createIngestLane({
     answer: ingestAnswered,
@@ -292,7 +292,7 @@ export async function createGateway(deps: GatewayDeps) {
     refusal,
     withRate: withRateOf,
     tag: tagRoute,
-    count: counted && ((route, status, seconds) => counted.httpRequest(route, "POST", status, seconds)),
+    series: counted && ((route) => counted.httpSeries(route, "POST")),
   });
   // The lanes answer the paths they claim: no other route may sit under them.
   for (const route of app.routes) {

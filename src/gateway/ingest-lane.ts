@@ -11,6 +11,7 @@
  * to Elysia untouched: the lane has read nothing of it. A request the lane takes it answers
  * whole, errors included, through the gateway's own pieces (its refusal, route tag and metrics).
  */
+import type { HttpRecorder } from "../domain/ports/observer.ts";
 import { PLAIN_SEGMENT, pathAndQuery, REQUEST_ID_HEADER } from "./http.ts";
 import { INGEST_ROUTE, type IngestAnswer } from "./ingest.ts";
 
@@ -24,8 +25,8 @@ export interface IngestLaneDeps {
   withRate(response: Response, request: Request): void;
   /** Hangs the route template on the request, as the gateway's hooks do (the access log reads it). */
   tag(request: Request, route: string): void;
-  /** The HTTP series of the metrics (null: INTAKE_METRICS=false, no clock read). */
-  count: ((route: string, status: number, seconds: number) => void) | null;
+  /** The route's HTTP series of the metrics (null: INTAKE_METRICS=false, no clock read). */
+  series: ((route: string) => HttpRecorder) | null;
 }
 
 type Answer = Response | Promise<Response>;
@@ -33,12 +34,13 @@ type Answer = Response | Promise<Response>;
 const PREFIX = "/v1/ingest/";
 
 export function createIngestLane(deps: IngestLaneDeps) {
-  const { answer, count } = deps;
+  const { answer } = deps;
+  const count = deps.series?.(INGEST_ROUTE) ?? null;
 
   function done(response: Response, requestId: string, request: Request, started: number): Response {
     response.headers.set(REQUEST_ID_HEADER, requestId);
     deps.tag(request, INGEST_ROUTE);
-    count?.(INGEST_ROUTE, response.status, (performance.now() - started) / 1000);
+    count?.(response.status, (performance.now() - started) / 1000);
     return response;
   }
 

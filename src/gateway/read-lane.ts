@@ -18,6 +18,7 @@
  * own pieces: the kit's admission, the gateway's error answer, its metrics and route tag.
  */
 import type { Maybe } from "../domain/maybe.ts";
+import type { HttpRecorder } from "../domain/ports/observer.ts";
 import type { CallContext } from "../rpc/context.ts";
 import type { MethodName } from "../rpc/policy.ts";
 import { limitField, policyField } from "../rpc/rate-limit.ts";
@@ -54,8 +55,8 @@ export interface ReadLaneDeps {
   refusal(error: unknown, requestId: string, request: Request): Response;
   /** Hangs the route template on the request, as the gateway's hooks do (the access log reads it). */
   tag(request: Request, route: string): void;
-  /** The HTTP series of the metrics (null: INTAKE_METRICS=false, no clock read). */
-  count: ((route: string, status: number, seconds: number) => void) | null;
+  /** A route's HTTP series of the metrics (null: INTAKE_METRICS=false, no clock read). */
+  series: ((route: string) => HttpRecorder) | null;
 }
 
 type Answer = Response | Promise<Response>;
@@ -93,30 +94,37 @@ export function plainQuery(search: string, form: QueryForm): ReadInput | null {
  * the record is not cached); a request it leaves to Elysia → null.
  */
 export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps) {
-  const { kit, count } = deps;
-  const exact = new Map<string, ReadRoute>();
-  const byPrefix = new Map<string, ReadRoute>();
-  for (const route of routes) {
-    if (route.path.endsWith("/:id")) byPrefix.set(route.path.slice(0, -"/:id".length), route);
-    else if (!route.path.includes(":")) exact.set(route.path, route);
-    else throw new Error(`the read lane takes static paths and paths ending in /:id: ${route.path}`);
+  const { kit } = deps;
+  /** A route, and its HTTP series resolved once (null: INTAKE_METRICS=false). */
+  interface Lane {
+    route: ReadRoute;
+    record: HttpRecorder | null;
+  }
+  const lanes: Lane[] = routes.map((route) => ({ route, record: deps.series?.(route.path) ?? null }));
+  const exact = new Map<string, Lane>();
+  const byPrefix = new Map<string, Lane>();
+  for (const lane of lanes) {
+    const { path } = lane.route;
+    if (path.endsWith("/:id")) byPrefix.set(path.slice(0, -"/:id".length), lane);
+    else if (!path.includes(":")) exact.set(path, lane);
+    else throw new Error(`the read lane takes static paths and paths ending in /:id: ${path}`);
   }
 
-  function match(path: string): { route: ReadRoute; id: string | undefined } | null {
-    const route = exact.get(path);
-    if (route) return { route, id: undefined };
+  function match(path: string): { lane: Lane; id: string | undefined } | null {
+    const lane = exact.get(path);
+    if (lane) return { lane, id: undefined };
     const slash = path.lastIndexOf("/");
     const parent = byPrefix.get(path.slice(0, slash));
     const id = path.slice(slash + 1);
-    return parent && PLAIN_SEGMENT.test(id) ? { route: parent, id } : null;
+    return parent && PLAIN_SEGMENT.test(id) ? { lane: parent, id } : null;
   }
 
-  function answered(request: Request, route: ReadRoute, status: number, started: number): void {
-    deps.tag(request, route.path);
-    count?.(route.path, status, (performance.now() - started) / 1000);
+  function answered(request: Request, lane: Lane, status: number, started: number): void {
+    deps.tag(request, lane.route.path);
+    lane.record?.(status, (performance.now() - started) / 1000);
   }
 
-  function success(text: string, requestId: string, request: Request, route: ReadRoute, started: number): Response {
+  function success(text: string, requestId: string, request: Request, lane: Lane, started: number): Response {
     const rate = kit.rateOf(request);
     // Literal names (REQUEST_ID_HEADER, RATE_LIMIT_*_HEADER): one object literal per answer,
     // no spread; with limits on, the fields were most of what the lane added (bench/README.md).
@@ -130,20 +138,21 @@ export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps)
           }
         : { "content-type": JSON_TYPE, "x-request-id": requestId },
     });
-    answered(request, route, 200, started);
+    answered(request, lane, 200, started);
     return response;
   }
 
-  function refused(error: unknown, requestId: string, request: Request, route: ReadRoute, started: number): Response {
+  function refused(error: unknown, requestId: string, request: Request, lane: Lane, started: number): Response {
     const response = deps.refusal(error, requestId, request);
     response.headers.set(REQUEST_ID_HEADER, requestId);
-    answered(request, route, response.status, started);
+    answered(request, lane, response.status, started);
     return response;
   }
 
   /** Answers a request the lane has taken, whole. */
-  function serve(route: ReadRoute, id: string | undefined, input: ReadInput, request: Request): Answer {
-    const started = count ? performance.now() : 0;
+  function serve(lane: Lane, id: string | undefined, input: ReadInput, request: Request): Answer {
+    const { route } = lane;
+    const started = lane.record ? performance.now() : 0;
     const requestId = deps.newRequestId();
     let text: Maybe<string>;
     try {
@@ -154,12 +163,12 @@ export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps)
           ? admitted.then((call) => route.answer(call, withId))
           : route.answer(admitted, withId);
     } catch (error) {
-      return refused(error, requestId, request, route, started);
+      return refused(error, requestId, request, lane, started);
     }
-    if (!(text instanceof Promise)) return success(text, requestId, request, route, started);
+    if (!(text instanceof Promise)) return success(text, requestId, request, lane, started);
     return text.then(
-      (t) => success(t, requestId, request, route, started),
-      (error: unknown) => refused(error, requestId, request, route, started),
+      (t) => success(t, requestId, request, lane, started),
+      (error: unknown) => refused(error, requestId, request, lane, started),
     );
   }
 
@@ -169,8 +178,8 @@ export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps)
     const [path, query] = pathAndQuery(request.url);
     const found = match(path);
     if (!found) return null;
-    const input = plainQuery(query, found.route.query);
-    return input ? serve(found.route, found.id, input, request) : null;
+    const input = plainQuery(query, found.lane.route.query);
+    return input ? serve(found.lane, found.id, input, request) : null;
   }
 
   /**
@@ -180,7 +189,8 @@ export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps)
    */
   function nativeRoutes(fallback: (request: Request) => Answer) {
     const table: Record<string, { GET: (request: Request & { params?: Record<string, string> }) => Answer }> = {};
-    for (const route of routes) {
+    for (const lane of lanes) {
+      const { route } = lane;
       const named = route.path.endsWith("/:id");
       table[route.path] = {
         GET(request) {
@@ -192,7 +202,7 @@ export function createReadLane(routes: readonly ReadRoute[], deps: ReadLaneDeps)
             const q = url.indexOf("?");
             input = plainQuery(q === -1 ? "" : url.slice(q + 1), route.query);
           }
-          return input ? serve(route, id, input, request) : fallback(request);
+          return input ? serve(lane, id, input, request) : fallback(request);
         },
       };
     }

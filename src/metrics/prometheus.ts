@@ -300,7 +300,17 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
   const fallbackCells = closedSet(limiterFallback, "policy", POLICIES);
   const batchCell = batchSize.cell({});
   const commitCell = commitSeconds.cell({});
-  const cacheCells = new Map<string, Map<CacheLookupResult, CounterCell>>();
+  const cacheCells = new Map<string, Record<CacheLookupResult, CounterCell>>();
+  /** A namespace's four series, made together on its first lookup (so all four are exposed from then on). */
+  function lookupCells(namespace: string): Record<CacheLookupResult, CounterCell> {
+    let cells = cacheCells.get(namespace);
+    if (cells === undefined) {
+      const made = Object.fromEntries(CACHE_RESULTS.map((r) => [r, cacheLookups.cell({ namespace, result: r })]));
+      cells = made as Record<CacheLookupResult, CounterCell>;
+      cacheCells.set(namespace, cells);
+    }
+    return cells;
+  }
 
   interface MethodCells {
     duration: HistogramCell;
@@ -325,17 +335,36 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
     return cells;
   }
 
+  function statusCell(cells: MethodCells, status: number): CounterCell {
+    let counter = cells.statuses.get(status);
+    if (counter === undefined) {
+      const { route: r, method: m } = cells.duration.labels;
+      counter = requests.cell({ route: r as string, method: m as string, status: String(status) });
+      cells.statuses.set(status, counter);
+    }
+    return counter;
+  }
+
   const observer: Observer = {
     httpRequest(route, method, status, durationSeconds) {
       const cells = methodCells(route, method);
-      let counter = cells.statuses.get(status);
-      if (counter === undefined) {
-        const { route: r, method: m } = cells.duration.labels;
-        counter = requests.cell({ route: r as string, method: m as string, status: String(status) });
-        cells.statuses.set(status, counter);
-      }
-      counter.value += 1;
+      statusCell(cells, status).value += 1;
       durations.observe(cells.duration, durationSeconds);
+    },
+    httpSeries(route, method) {
+      // Resolved on the first request, so a route nobody called exposes no series.
+      let cells: MethodCells | undefined;
+      let lastStatus = 0;
+      let lastCounter: CounterCell | undefined;
+      return (status, durationSeconds) => {
+        cells ??= methodCells(route, method);
+        if (status !== lastStatus || lastCounter === undefined) {
+          lastCounter = statusCell(cells, status);
+          lastStatus = status;
+        }
+        lastCounter.value += 1;
+        durations.observe(cells.duration, durationSeconds);
+      };
     },
     ingestOutcome(outcome) {
       const cell = outcomeCells.get(outcome);
@@ -349,14 +378,18 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
       batchSize.observe(batchCell, size);
       commitSeconds.observe(commitCell, durationSeconds);
     },
-    cacheLookup(namespace, result) {
-      let cells = cacheCells.get(namespace);
-      if (cells === undefined) {
-        cells = new Map(CACHE_RESULTS.map((r) => [r, cacheLookups.cell({ namespace, result: r })]));
-        cacheCells.set(namespace, cells);
-      }
-      const cell = cells.get(result);
-      if (cell) cell.value += 1;
+    cacheLookups(namespace) {
+      let cells: Record<CacheLookupResult, CounterCell> | undefined;
+      const counter = (result: CacheLookupResult) => () => {
+        cells ??= lookupCells(namespace);
+        cells[result].value += 1;
+      };
+      return {
+        hit: counter("hit"),
+        negative_hit: counter("negative_hit"),
+        shared_hit: counter("shared_hit"),
+        miss: counter("miss"),
+      };
     },
     feedStreams(delta) {
       feedStreams.inc(delta);

@@ -21,8 +21,14 @@ export function lookupRecorder(): { observer: Observer; lookups: string[] } {
     lookups,
     observer: {
       ...noopObserver,
-      cacheLookup(namespace: string, result: CacheLookupResult) {
-        lookups.push(`${namespace}:${result}`);
+      cacheLookups(namespace: string) {
+        const record = (result: CacheLookupResult) => () => lookups.push(`${namespace}:${result}`);
+        return {
+          hit: record("hit"),
+          negative_hit: record("negative_hit"),
+          shared_hit: record("shared_hit"),
+          miss: record("miss"),
+        };
       },
     },
   };

@@ -197,6 +197,20 @@ describe("GET /metrics", () => {
     expect(value(outcomes, { outcome: "rate_limited" })).toBe(1);
   });
 
+  test("a read-lane route counts each status apart, whatever their order; a route never called has no series", async () => {
+    world = await createWorld();
+    for (const token of [world.ownerToken, "service_live_not-a-token", world.ownerToken, null]) {
+      await world.request("GET", "/v1/tenant", { token });
+    }
+    const { text, families } = await scrapeText(world);
+    const requests = family(families, "intake_http_requests_total", "COUNTER");
+    const tenant = { route: "/v1/tenant", method: "GET" };
+    expect(value(requests, { ...tenant, status: "200" })).toBe(2);
+    expect(value(requests, { ...tenant, status: "401" })).toBe(2);
+    expect(Number(histogram(text, "intake_http_request_duration_seconds", tenant).buckets?.["+Inf"])).toBe(4);
+    expect(text).not.toContain('route="/v1/api_tokens/:id"');
+  });
+
   test("an unknown method is counted as method=other: the label is a closed set", async () => {
     world = await createWorld();
     await world.app.fetch(new Request("http://intake.test/v1/tenant", { method: "PROPFIND" }));

@@ -45,12 +45,18 @@ export interface Observer {
    * (the implementation folds unknown ones into one label value).
    */
   httpRequest(route: string, method: string, status: number, durationSeconds: number): void;
+  /**
+   * `httpRequest` for one route and method known in advance (the lanes' routes): the recorder
+   * resolves its series once, on its first request, instead of on every one.
+   */
+  httpSeries(route: string, method: string): HttpRecorder;
   ingestOutcome(outcome: IngestOutcome): void;
   /** `intake_ingest_signature_failures_total{reason}`: alongside ingestOutcome("invalid_signature"). */
   signatureFailure(reason: SignatureFailureReason): void;
   /** One group commit (or per-request commit): its event count and its wall time. */
   commitBatch(size: number, durationSeconds: number): void;
-  cacheLookup(namespace: string, result: CacheLookupResult): void;
+  /** `intake_cache_lookups_total` of one namespace, its series resolved once (a lookup counts on every read). */
+  cacheLookups(namespace: string): CacheLookups;
   /** A live feed stream (SSE or StreamFeed) opened (+1) or ended (-1). */
   feedStreams(delta: 1 | -1): void;
   /** A request refused with 429 under `policy`. */
@@ -59,12 +65,22 @@ export interface Observer {
   rateLimiterFallback(policy: RateLimitPolicy): void;
 }
 
+/** One answered request of a route known in advance: its status and how long it took. */
+export type HttpRecorder = (status: number, durationSeconds: number) => void;
+
+/** Counts the lookups of one cache namespace by where each was answered. */
+export type CacheLookups = Record<CacheLookupResult, () => void>;
+
+const nothing = () => {};
+const noLookups: CacheLookups = { hit: nothing, negative_hit: nothing, shared_hit: nothing, miss: nothing };
+
 export const noopObserver: Observer = {
   httpRequest() {},
+  httpSeries: () => nothing,
   ingestOutcome() {},
   signatureFailure() {},
   commitBatch() {},
-  cacheLookup() {},
+  cacheLookups: () => noLookups,
   feedStreams() {},
   rateLimited() {},
   rateLimiterFallback() {},
