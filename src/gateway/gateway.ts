@@ -110,11 +110,13 @@ export function loggedGateway(
  * (logged once, by the same wrapper).
  */
 export function loggedNativeRoutes(gateway: Gateway, seen: RequestObserver) {
-  const routes = gateway.lane.nativeRoutes(gateway.handle);
-  for (const methods of Object.values(routes)) methods.GET = logFetch(methods.GET, seen, routeOf, serviceInRoute);
+  const logged = (handle: (request: Request) => Response | Promise<Response>) =>
+    logFetch(handle, seen, routeOf, serviceInRoute);
+  const reads = gateway.lane.nativeRoutes(gateway.handle);
+  for (const methods of Object.values(reads)) methods.GET = logged(methods.GET);
   const ingest = gateway.ingestLane.nativeRoutes(gateway.handle);
-  for (const methods of Object.values(ingest)) methods.POST = logFetch(methods.POST, seen, routeOf, serviceInRoute);
-  return { ...routes, ...ingest };
+  for (const methods of Object.values(ingest)) methods.POST = logged(methods.POST);
+  return { ...reads, ...ingest };
 }
 
 function metricsRoutes(metrics: MetricsEndpoint) {

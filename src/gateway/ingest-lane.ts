@@ -33,6 +33,13 @@ type Answer = Response | Promise<Response>;
 
 const PREFIX = "/v1/ingest/";
 
+/** The service id of a path the lane takes (`/v1/ingest/<plain segment>`), else null. */
+function idIn(path: string): string | null {
+  if (!path.startsWith(PREFIX)) return null;
+  const id = path.slice(PREFIX.length);
+  return PLAIN_SEGMENT.test(id) ? id : null;
+}
+
 export function createIngestLane(deps: IngestLaneDeps) {
   const { answer } = deps;
   const count = deps.series?.(INGEST_ROUTE) ?? null;
@@ -60,9 +67,8 @@ export function createIngestLane(deps: IngestLaneDeps) {
   /** The request's answer, or null: Elysia's to answer. */
   function take(request: Request): Answer | null {
     if (request.method !== "POST") return null;
-    const [path] = pathAndQuery(request.url);
-    const id = path.slice(PREFIX.length);
-    return path.startsWith(PREFIX) && PLAIN_SEGMENT.test(id) ? serve(request, id) : null;
+    const id = idIn(pathAndQuery(request.url)[0]);
+    return id === null ? null : serve(request, id);
   }
 
   /**
@@ -84,7 +90,7 @@ export function createIngestLane(deps: IngestLaneDeps) {
     take,
     nativeRoutes,
     /** Whether the lane would take a POST of this literal path (the gateway checks no other route is shadowed). */
-    claims: (path: string) => path.startsWith(PREFIX) && PLAIN_SEGMENT.test(path.slice(PREFIX.length)),
+    claims: (path: string) => idIn(path) !== null,
   };
 }
 

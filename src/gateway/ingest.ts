@@ -9,7 +9,6 @@ import { type IngestRequest, ListEventsRequestSchema } from "../../gen/intake/v1
 import type { Limits } from "../domain/limits.ts";
 import type { Whole } from "../rpc/convert.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
-import { tagCall } from "../rpc/observe.ts";
 import { eventsJson } from "./event-json.ts";
 import { ELYSIA_SETTINGS, JSON_TYPE, json, readCapped } from "./http.ts";
 import type { Kit } from "./kit.ts";
@@ -85,9 +84,10 @@ export function ingestAnswer(impls: RpcImpls, kit: Kit, limits: Limits): IngestA
   const { ingest } = impls;
   const limit = limits.eventBytes;
   return async (request, serviceId) => {
-    // The access log reads the service id and a 401's reason from it (never the response).
-    // The kit's context also receives the rate-limit decision, for the answer's RateLimit fields.
-    const call = tagCall(request, kit.open(request));
+    // Tagged on the request by the kit: the access log reads the service id and a 401's reason
+    // from it (never the response), and it receives the rate-limit decision, for the answer's
+    // RateLimit fields.
+    const call = kit.open(request);
     // An unknown service is refused before its body is read (same 401 as a bad signature).
     const early = ingest.admitService(serviceId, call);
     if (early) await early;
