@@ -242,6 +242,19 @@ describe("401 invalid_signature", () => {
         signature: signPayload('{"x":1}', svc.secret, nowSeconds(world)),
         payload: enc.encode('{"x":1}'),
       });
+    // The batch's commit waits until b's service is gone. Without the gate the test races the
+    // group commit's 1 ms timer against the delete's round trip: on PostgreSQL a busy machine
+    // can let the insert reach the server first, and then both events are stored.
+    const { events } = world.app.store;
+    const insertBatch = events.insertBatch.bind(events);
+    let deleted!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      deleted = resolve;
+    });
+    spyOn(events, "insertBatch").mockImplementation(async (batch) => {
+      await gate;
+      return insertBatch(batch);
+    });
     const pa = ingest(a);
     const pb = ingest(b).catch((e: unknown) => e);
     // Both are queued for the same group commit; b's service disappears before it runs.
@@ -250,6 +263,7 @@ describe("401 invalid_signature", () => {
       id: b.id.slice(4),
     });
     expect(await world.app.store.services.delete(world.tenantId, b.id.slice(4), gone)).toBe(true);
+    deleted();
     expect((await pa).duplicate).toBe(false);
     const failure = await pb;
     expect(failure).toBeInstanceOf(DomainError);
