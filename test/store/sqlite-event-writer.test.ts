@@ -51,10 +51,18 @@ describe("sqlite event writer (worker) failures", () => {
     await writer.close();
   });
 
-  test("a worker that exits mid-batch rejects every batch in flight on it", async () => {
+  test("a worker that exits mid-batch rejects every request in flight on it, a retention delete included", async () => {
     const writer = writerWith("writer-exits");
-    const results = await Promise.all([outcome(writer.insertBatch([event()])), outcome(writer.insertBatch([event()]))]);
-    expect(results.map((r) => r.ok)).toEqual([false, false]);
+    const results = await Promise.all([
+      outcome(writer.insertBatch([event()])),
+      outcome(writer.deleteOlderThan(1, 500)),
+      outcome(writer.insertBatch([event()])),
+    ]);
+    expect(results.map((r) => r.ok)).toEqual([false, false, false]);
+    // Alone, on the fresh worker the next request starts: the sweep's batch is not left hanging.
+    const alone = await outcome(writer.deleteOlderThan(1, 500));
+    expect(alone.ok).toBe(false);
+    expect((alone.value as Error).message).toContain("exited");
     await writer.close();
   });
 

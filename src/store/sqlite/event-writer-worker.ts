@@ -1,11 +1,13 @@
 /**
  * Worker side of the SQLite event writer (see event-writer.ts): its own connection to the file
- * database, running `events.insertBatch` transactions so that their COMMIT (WAL write + fsync)
- * blocks this thread instead of the event loop that reads and verifies requests.
- * Messages are handled one at a time, in arrival order, like calls on one connection.
+ * database, running `events.insertBatch` and `events.deleteOlderThan` transactions so that
+ * their COMMIT (WAL write + fsync) blocks this thread instead of the event loop that reads and
+ * verifies requests. Messages are handled one at a time, in arrival order, like calls on one
+ * connection.
  */
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "./connection.ts";
+import { createEventExpiry, type ExpireEvents } from "./event-expire.ts";
 import { createEventInsert, type InsertEvents } from "./event-insert.ts";
 import type { WriterReply, WriterRequest } from "./event-writer.ts";
 
@@ -14,6 +16,7 @@ declare const self: Worker;
 interface Writer {
   db: Database;
   insertAll: InsertEvents;
+  expire: ExpireEvents;
 }
 
 let path: string | undefined;
@@ -22,7 +25,7 @@ let writer: Writer | undefined;
 function open(file: string): Writer {
   const db = openDatabase(file);
   try {
-    return { db, insertAll: createEventInsert(db) };
+    return { db, insertAll: createEventInsert(db), expire: createEventExpiry(db) };
   } catch (error) {
     db.close();
     throw error;
@@ -46,13 +49,16 @@ function handle(request: WriterRequest): WriterReply | null {
       path = request.path;
       return null;
     case "batch":
+    case "expire":
       try {
-        if (path === undefined) throw new Error("event writer: batch before open");
-        // Opened on the first batch (after migrations), and again after a failed open.
+        if (path === undefined) throw new Error(`event writer: ${request.kind} before open`);
+        // Opened on the first request (after migrations), and again after a failed open.
         writer ??= open(path);
-        return { kind: "batch", seq: request.seq, ok: true, results: writer.insertAll(request.events) };
+        const value =
+          request.kind === "batch" ? writer.insertAll(request.events) : writer.expire(request.cutoff, request.batch);
+        return { kind: "done", seq: request.seq, ok: true, value };
       } catch (error) {
-        return { kind: "batch", seq: request.seq, ok: false, error: serialize(error) };
+        return { kind: "done", seq: request.seq, ok: false, error: serialize(error) };
       }
     case "close":
       writer?.db.close();

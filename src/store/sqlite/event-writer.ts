@@ -1,13 +1,15 @@
 /**
- * `events.insertBatch` for a FILE database, run in a Bun Worker with its own bun:sqlite
- * connection. bun:sqlite is synchronous: in-thread, every group commit (BEGIN IMMEDIATE, the
- * inserts, COMMIT with its fsync) stops the event loop, so no request is read or verified
- * meanwhile. In the worker, the main thread keeps serving while the batch commits; WAL lets
- * the store's own connection keep reading. `:memory:` databases are private to a connection
- * and stay in-thread (store.ts).
+ * The events' writes for a FILE database — `events.insertBatch` and the retention sweep's
+ * `events.deleteOlderThan` — run in a Bun Worker with its own bun:sqlite connection.
+ * bun:sqlite is synchronous: in-thread, every group commit (BEGIN IMMEDIATE, the inserts,
+ * COMMIT with its fsync) stops the event loop, so no request is read or verified meanwhile,
+ * and a sweep's delete would do the same, or sleep in busy_timeout while a commit holds the
+ * lock. In the worker, the main thread keeps serving while they commit, one after another;
+ * WAL lets the store's own connection keep reading. `:memory:` databases are private to a
+ * connection and stay in-thread (store.ts).
  *
  * Failure: a worker that errors, exits or does not answer within `timeoutMs` is terminated,
- * rejects exactly the batches in flight on it, and the next batch starts a fresh worker.
+ * rejects exactly the requests in flight on it, and the next request starts a fresh worker.
  */
 
 import { dirname, join } from "node:path";
@@ -17,12 +19,14 @@ import type { InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
 export type WriterRequest =
   | { kind: "open"; path: string }
   | { kind: "batch"; seq: number; events: ReadonlyArray<NewEvent> }
+  | { kind: "expire"; seq: number; cutoff: number; batch: number }
   | { kind: "close" };
 
+/** The answer to a `batch` (its results) or an `expire` (the rows deleted), by `seq`. */
 export type WriterReply =
-  | { kind: "batch"; seq: number; ok: true; results: InsertEventResult[] }
+  | { kind: "done"; seq: number; ok: true; value: InsertEventResult[] | number }
   | {
-      kind: "batch";
+      kind: "done";
       seq: number;
       ok: false;
       error: { name: string; message: string; code?: string; errno?: number };
@@ -31,7 +35,9 @@ export type WriterReply =
 
 export interface EventWriter {
   insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]>;
-  /** Waits for the batches in flight (each bounded by its timeout), then stops the worker. */
+  /** The store's `events.deleteOlderThan`: one batch of the retention sweep. */
+  deleteOlderThan(cutoff: number, batch: number): Promise<number>;
+  /** Waits for the requests in flight (each bounded by its timeout), then stops the worker. */
   close(): Promise<void>;
 }
 
@@ -40,7 +46,7 @@ export interface EventWriterOptions {
   /** Maps a rebuilt SQLite error the way the in-thread store does (unreachable → unavailable). */
   mapError(error: unknown): unknown;
   /**
-   * Longest wait for one batch's answer. Well above busy_timeout (5 s), which a batch may
+   * Longest wait for one request's answer. Well above busy_timeout (5 s), which a request may
    * legitimately spend waiting for another process's lock.
    */
   timeoutMs?: number;
@@ -51,7 +57,7 @@ export interface EventWriterOptions {
 }
 
 interface InFlight {
-  resolve(results: InsertEventResult[]): void;
+  resolve(value: InsertEventResult[] | number): void;
   reject(error: unknown): void;
   timer: ReturnType<typeof setTimeout>;
 }
@@ -87,22 +93,22 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     if (worker !== failed) return; // a late event from a worker already replaced or closed
     worker = null;
     failed.terminate();
-    const batches = [...inFlight.values()];
+    const requests = [...inFlight.values()];
     inFlight.clear();
-    for (const batch of batches) {
-      clearTimeout(batch.timer);
-      batch.reject(error);
+    for (const request of requests) {
+      clearTimeout(request.timer);
+      request.reject(error);
     }
   }
 
   function settle(seq: number): InFlight | undefined {
-    const batch = inFlight.get(seq);
-    if (!batch) return undefined; // timed out already
+    const request = inFlight.get(seq);
+    if (!request) return undefined; // timed out already
     inFlight.delete(seq);
-    clearTimeout(batch.timer);
-    // Idle, the worker must not keep the process alive; with a batch in flight it must.
+    clearTimeout(request.timer);
+    // Idle, the worker must not keep the process alive; with a request in flight it must.
     if (inFlight.size === 0) worker?.unref();
-    return batch;
+    return request;
   }
 
   function spawn(): Worker {
@@ -115,10 +121,10 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
         onClosed?.();
         return;
       }
-      const batch = settle(reply.seq);
-      if (!batch) return;
-      if (reply.ok) batch.resolve(reply.results);
-      else batch.reject(options.mapError(rebuild(reply.error)));
+      const request = settle(reply.seq);
+      if (!request) return;
+      if (reply.ok) request.resolve(reply.value);
+      else request.reject(options.mapError(rebuild(reply.error)));
     };
     started.onerror = (event: ErrorEvent) => {
       event.preventDefault();
@@ -129,37 +135,46 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     return started;
   }
 
-  function insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
-    if (batch.length === 0) return Promise.resolve([]);
+  /** Sends the request `make` builds with its sequence number; settles with the worker's answer to it. */
+  function send(make: (seq: number) => WriterRequest): Promise<InsertEventResult[] | number> {
     if (closed) return Promise.reject(new Error("sqlite event writer: the store is closed"));
     worker ??= spawn();
     const current = worker;
     const seq = nextSeq++;
-    return new Promise<InsertEventResult[]>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () => fail(current, new DomainError("unavailable", "The store cannot be reached.")),
         timeoutMs,
       );
       inFlight.set(seq, { resolve, reject, timer });
       current.ref();
-      current.postMessage({ kind: "batch", seq, events: batch } satisfies WriterRequest);
+      current.postMessage(make(seq));
     });
+  }
+
+  function insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
+    if (batch.length === 0) return Promise.resolve([]);
+    return send((seq) => ({ kind: "batch", seq, events: batch })) as Promise<InsertEventResult[]>;
+  }
+
+  function deleteOlderThan(cutoff: number, batch: number): Promise<number> {
+    return send((seq) => ({ kind: "expire", seq, cutoff, batch })) as Promise<number>;
   }
 
   async function close(): Promise<void> {
     if (closed) return;
     closed = true;
-    // Each in-flight batch settles: answered, failed with its worker, or timed out.
+    // Each request in flight settles: answered, failed with its worker, or timed out.
     await Promise.allSettled(
       [...inFlight.values()].map(
-        (batch) =>
+        (request) =>
           new Promise<void>((done) => {
-            const { resolve, reject } = batch;
-            batch.resolve = (results) => {
-              resolve(results);
+            const { resolve, reject } = request;
+            request.resolve = (value) => {
+              resolve(value);
               done();
             };
-            batch.reject = (error) => {
+            request.reject = (error) => {
               reject(error);
               done();
             };
@@ -182,5 +197,5 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     last.terminate();
   }
 
-  return { insertBatch, close };
+  return { insertBatch, deleteOlderThan, close };
 }

@@ -1,17 +1,16 @@
 /**
  * The Store port on SQLite (bun:sqlite through drizzle). One connection per store for
- * everything but event inserts on a file database, which go through a worker's own connection
- * (event-writer.ts) so that their fsync does not stop the event loop. bun:sqlite is
- * synchronous, so every call runs to completion before the next starts, and write
- * transactions use BEGIN IMMEDIATE so that another process (or the worker) sharing the file
- * waits (busy_timeout) instead of failing on a lock upgrade.
+ * everything but event writes (inserts, retention deletes) on a file database, which go
+ * through a worker's own connection (event-writer.ts) so that their fsync does not stop the
+ * event loop. bun:sqlite is synchronous, so every call runs to completion before the next
+ * starts, and write transactions use BEGIN IMMEDIATE so that another process (or the worker)
+ * sharing the file waits (busy_timeout) instead of failing on a lock upgrade.
  */
 import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import { and, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { ownerToKeep } from "../../domain/access.ts";
 import type { AuditRecord } from "../../domain/audit.ts";
-import { idFloor } from "../../domain/ids.ts";
 import type { InsertEventResult, NewEvent, RevokeOutcome, SecretRotation, Store } from "../../domain/ports/store.ts";
 import type { ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
 import { toAuditRow } from "../audit-rows.ts";
@@ -30,6 +29,7 @@ import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
 import { rotationColumns, serviceColumns } from "../service-columns.ts";
 import { mapError, openDatabase } from "./connection.ts";
+import { createEventExpiry, type ExpireEvents } from "./event-expire.ts";
 import { createEventInsert, type InsertEvents } from "./event-insert.ts";
 import { createEventReads, type EventReads } from "./event-reads.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
@@ -121,11 +121,15 @@ function buildStatements(db: BunSQLiteDatabase) {
 export function createSqliteStore(options: SqliteStoreOptions): Store {
   const client = openStoreDatabase(options.path);
   const db = drizzle({ client });
-  // A file database commits events in a worker (see event-writer.ts), created on the first
-  // batch, i.e. after migrate(); a :memory: (or "", temporary) database is private to this
-  // connection and cannot be opened by another.
+  // A file database writes events (inserts and the retention sweep's deletes) in a worker (see
+  // event-writer.ts), created on the first such write, i.e. after migrate(); a :memory: (or "",
+  // temporary) database is private to this connection and cannot be opened by another.
   let writer: EventWriter | undefined;
   const inWorker = options.path !== ":memory:" && options.path !== "";
+  const eventWriter = () => {
+    writer ??= createEventWriter({ path: options.path, mapError });
+    return writer;
+  };
 
   // bun:sqlite compiles a statement when it is prepared, which needs the tables: built once,
   // on first use after migrate(), then reused for every call.
@@ -149,6 +153,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     return eventStatements;
   };
   let insertEvents: InsertEvents | undefined;
+  let expireEvents: ExpireEvents | undefined;
   // The list pages of services, tokens and audit events (list-rows.ts): raw statements, one per
   // text (a handful: which filters a page has), prepared on first use and kept.
   const listStatements = new Map<string, Statement>();
@@ -357,8 +362,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     events: {
       insertBatch: (batch: ReadonlyArray<NewEvent>) => {
         if (inWorker) {
-          writer ??= createEventWriter({ path: options.path, mapError });
-          return writer.insertBatch(batch);
+          return eventWriter().insertBatch(batch);
         }
         // The same function the worker runs (event-insert.ts), on this connection.
         return run((): InsertEventResult[] => {
@@ -374,15 +378,18 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
       get: (tenantId, id) => run(() => eventReads().get(tenantId, id)),
 
       // A short IMMEDIATE transaction per batch: ingest waits for at most one batch's delete.
-      deleteOlderThan: (cutoff, batch) =>
-        run(
-          (): number =>
-            client
-              .query(
-                "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < ?1 AND received_at < ?2 ORDER BY id LIMIT ?3)",
-              )
-              .run(idFloor(cutoff), cutoff, batch).changes,
-        ),
+      // On a file database it runs in the writer worker, between the group commits.
+      deleteOlderThan: (cutoff, batch) => {
+        if (inWorker) {
+          return eventWriter().deleteOlderThan(cutoff, batch);
+        }
+        // The same function the worker runs (event-expire.ts), on this connection.
+        return run((): number => {
+          refuseIfClosed();
+          expireEvents ??= createEventExpiry(client);
+          return expireEvents(cutoff, batch);
+        });
+      },
     },
 
     audit: {
