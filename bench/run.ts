@@ -611,7 +611,7 @@ async function main(): Promise<void> {
   const runSnapshot = snapshot();
   log(`bench: ${smoke ? "SMOKE (tiny durations, no speed asserted)" : "full run"}; work dir ${workDir}`);
   log(
-    `bench: rounds ${settings.rounds} × ${settings.durationS} s (read scenarios ${settings.readRounds} × ${settings.readDurationS} s; side-by-side pairs ${settings.pairRounds} × ${settings.readDurationS} s, scenario 3's ${settings.ingestPairRounds} × ${settings.readDurationS} s; feed paging ${feedPlan.rounds} × ${feedPlan.durationS} s), warm-up ${settings.warmupS} s (GETs ${settings.getWarmupS} s), wrk -t${settings.threads}, ${CORES} cores, ${pinText()}`,
+    `bench: rounds ${settings.rounds} × ${settings.durationS} s (read scenarios ${settings.readRounds} × ${settings.readDurationS} s, 1 side by side; side-by-side pairs ${settings.pairRounds} × ${settings.readDurationS} s, scenario 3's ${settings.ingestPairRounds} × ${settings.readDurationS} s; feed paging ${feedPlan.rounds} × ${feedPlan.durationS} s), warm-up ${settings.warmupS} s (GETs ${settings.getWarmupS} s), wrk -t${settings.threads}, ${CORES} cores, ${pinText()}`,
   );
   log(
     `bench: Intake runs with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400 (signed requests are pre-generated) and INTAKE_GRPC_PORT=0`,
@@ -669,15 +669,34 @@ async function main(): Promise<void> {
       await readScenario(1, "GET /v1/health vs bare GET", readPids, async () => {
         if (!baseline) throw new Error("no baseline");
         await expectStatus(`${intake.url}/v1/health`, {}, 200, "health");
-        const [base, health] = await interleave(
+        // Side by side (see `sideBySide`), since 2026-11-26: one after the other, this pair's
+        // per-round ratios spread 0.63–1.07 within single runs of the same code, and the goal
+        // read 0.83–0.94× across that day's four runs.
+        const [[health, base]] = (await sideBySide(
           1,
           [
-            wrkTarget("baseline GET", { url: `${baseline.url}/v1/health`, connections: 32, script: "get.lua" }),
-            wrkTarget("Intake GET /v1/health", { url: `${intake.url}/v1/health`, connections: 32, script: "get.lua" }),
+            [
+              wrkTarget("Intake GET /v1/health, beside the bare GET", {
+                url: `${intake.url}/v1/health`,
+                connections: 32,
+                script: "get.lua",
+              }),
+              wrkTarget("baseline GET, beside Intake", {
+                url: `${baseline.url}/v1/health`,
+                connections: 32,
+                script: "get.lua",
+              }),
+            ],
           ],
           readPlan,
-        );
-        rows.push(ratioRow(1, "GET /v1/health vs bare GET (32 conns)", 0.9, health as Series, base as Series));
+        )) as [[Series, Series]];
+        rows.push({
+          scenario: 1,
+          title: "GET /v1/health vs bare GET (32 conns)",
+          goal: "≥ 0.90×",
+          measured: beside(health, base),
+          status: pairedRatio(health, base) >= 0.9 ? "met" : "missed",
+        });
       });
 
       await readScenario(2, "Authenticated GET /v1/tenant (warm cache) vs bare GET", readPids, async () => {
@@ -762,9 +781,12 @@ async function main(): Promise<void> {
         rows.push({
           scenario: 2,
           title: "GET /v1/tenant, bearer, warm cache vs bare GET (32 conns)",
-          goal: "≥ 0.75×, p99 ≤ 2 ms",
+          // The performance issue made the floor the reference: "Intake within 0.9× of the floor
+          // on every hot path, and the bare ratio reported beside it" (the row below). The
+          // benchmark issue's p99 stays a goal; its 0.75× is reported (bench/README.md).
+          goal: "p99 ≤ 2 ms; the ratio reported (was ≥ 0.75×)",
           measured: `${fmtRatio(r)} (${fmtRps(t.rps)} vs ${fmtRps(summarize(base).rps)} req/s), p99 ${fmtMs(t.p99Us)} ms; the floor ${fmtRatio(floorBare)} (${fmtRps(f.rps)} req/s), p99 ${fmtMs(f.p99Us)} ms`,
-          status: againstFloor([r >= 0.75, floorBare >= 0.75], [t.p99Us <= 2000, f.p99Us <= 2000]),
+          status: againstFloor([t.p99Us <= 2000, f.p99Us <= 2000]),
         });
         const floorRatio = pairedRatio(besideFloor, floorBesideIntake);
         rows.push({
@@ -1004,9 +1026,11 @@ async function main(): Promise<void> {
       rows.push({
         scenario: 3,
         title: "Signed ingest, SQLite FULL, group commit vs bare POST (128 conns)",
-        goal: "≥ 0.35×, p99 ≤ 15 ms",
+        // As scenario 2's: the floor is the reference ("… Intake vs the hand-written floor"
+        // below), the bare ratio reported beside it; the p99 stays a goal.
+        goal: "p99 ≤ 15 ms; the ratio reported (was ≥ 0.35×)",
         measured: `${fmtRatio(r)} (${fmtRps(gs.rps)} vs ${fmtRps(b.rps)} req/s), p99 ${fmtMs(gs.p99Us)} ms; ${fmtRatio(pairedRatio(grp as Series, perReq as Series))} per_request (${fmtRps(ps.rps)} req/s, p99 ${fmtMs(ps.p99Us)} ms)`,
-        status: againstFloor([r >= 0.35, floorBare >= 0.35], [gs.p99Us <= 15_000, fls.p99Us <= 15_000]),
+        status: againstFloor([gs.p99Us <= 15_000, fls.p99Us <= 15_000]),
       });
       rows.push({
         scenario: 3,
@@ -1673,7 +1697,7 @@ async function main(): Promise<void> {
     `- machine: ${CORES} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other work (see noise)`,
     `- bun ${Bun.version}, ${wrkVersion}, git ${(await runCommand(["git", "rev-parse", "--short", "HEAD"], { timeoutMs: 5_000 })).stdout.trim()}`,
     `- command: \`${command}\``,
-    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target (read scenarios 1, 2, 6, 11, 12: ${settings.readRounds} × ${settings.readDurationS} s; scenarios 2's and 3's pairs side by side, ${settings.pairRounds} and ${settings.ingestPairRounds} × ${settings.readDurationS} s, warmed twice a target's warm-up; feed paging 8: ${feedPlan.rounds} × ${feedPlan.durationS} s), interleaved in counterbalanced order (cold auth: ${settings.coldRounds} fresh processes per store); ratios are medians of per-round paired ratios; warm-up ${settings.warmupS} s (GETs ${settings.getWarmupS} s); wrk -t${settings.threads}; ${pinText()}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
+    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target (read scenarios 1, 2, 6, 11, 12: ${settings.readRounds} × ${settings.readDurationS} s, scenario 1 side by side; scenarios 2's and 3's pairs side by side, ${settings.pairRounds} and ${settings.ingestPairRounds} × ${settings.readDurationS} s, warmed twice a target's warm-up; feed paging 8: ${feedPlan.rounds} × ${feedPlan.durationS} s), interleaved in counterbalanced order (cold auth: ${settings.coldRounds} fresh processes per store); ratios are medians of per-round paired ratios; warm-up ${settings.warmupS} s (GETs ${settings.getWarmupS} s); wrk -t${settings.threads}; ${pinText()}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
     `- whole run: ${elapsed.toFixed(0)} s; others' CPU ${whole.othersPct.toFixed(1)}% of all cores`,
   ];
   const markdown = renderMarkdown({ header, rows, series: allSeries, noise: noises });
