@@ -1342,6 +1342,24 @@ async function main(): Promise<void> {
         status: r >= 0.7 ? "met" : "missed",
       };
     };
+    /** The floor and Intake paging the feed (two readers, limit 1000), interleaved; `on` names the store. */
+    const pageBoth = async (on: string, floorUrl: string, intakeUrl: string, token: string) =>
+      (await interleave(
+        8,
+        [
+          {
+            label: `floor: one prepared SELECT${on}, same bytes`,
+            run: (d) => pageFeed(floorUrl, null, 1000, 2, d),
+            warmupS: settings.getWarmupS,
+          },
+          {
+            label: `Intake GET /v1/feed?limit=1000${on}`,
+            run: (d) => pageFeed(intakeUrl, token, 1000, 2, d),
+            warmupS: settings.getWarmupS,
+          },
+        ],
+        feedPlan,
+      )) as [Series, Series];
     const feedSpec = spec("feed");
     const boot = await bootstrap(feedSpec);
     const intake = await start(feedSpec);
@@ -1366,23 +1384,7 @@ async function main(): Promise<void> {
         FLOOR_DATABASE: sqlitePath(feedSpec),
         FLOOR_TENANT_ID: boot.tenantId,
       });
-      const reference = floor;
-      const [fl, it] = (await interleave(
-        8,
-        [
-          {
-            label: "floor: one prepared SELECT, same bytes",
-            run: (d) => pageFeed(reference.url, null, 1000, 2, d),
-            warmupS: settings.getWarmupS,
-          },
-          {
-            label: "Intake GET /v1/feed?limit=1000",
-            run: (d) => pageFeed(intake.url, boot.token, 1000, 2, d),
-            warmupS: settings.getWarmupS,
-          },
-        ],
-        feedPlan,
-      )) as [Series, Series];
+      const [fl, it] = await pageBoth("", floor.url, intake.url, boot.token);
       rows.push(
         feedRow(
           "Feed paging, events/s read (limit 1000, 1 KiB, 2 readers) vs the one-statement floor (SQLite)",
@@ -1428,23 +1430,7 @@ async function main(): Promise<void> {
           { FLOOR_DATABASE_URL: db.url, FLOOR_TENANT_ID: pgBoot.tenantId },
           "floor-feed-postgres",
         );
-        const reference = pgFloor;
-        const [fl, it] = (await interleave(
-          8,
-          [
-            {
-              label: "floor: one prepared SELECT on PostgreSQL, same bytes",
-              run: (d) => pageFeed(reference.url, null, 1000, 2, d),
-              warmupS: settings.getWarmupS,
-            },
-            {
-              label: "Intake GET /v1/feed?limit=1000 on PostgreSQL",
-              run: (d) => pageFeed(pgIntake.url, pgBoot.token, 1000, 2, d),
-              warmupS: settings.getWarmupS,
-            },
-          ],
-          feedPlan,
-        )) as [Series, Series];
+        const [fl, it] = await pageBoth(" on PostgreSQL", pgFloor.url, pgIntake.url, pgBoot.token);
         rows.push(
           feedRow(
             "Feed paging, events/s read (limit 1000, 1 KiB, 2 readers) vs the one-statement floor (PostgreSQL)",
