@@ -12,6 +12,7 @@
  */
 import { parseArgs } from "node:util";
 import { freePort, pinProcess, REPO_ROOT, stop, track, waitReady } from "./lib/procs.ts";
+import { median } from "./lib/report.ts";
 import { runWrk } from "./lib/wrk.ts";
 
 const { values: flags } = parseArgs({ options: { rounds: { type: "string", default: "10" } } });
@@ -51,14 +52,8 @@ try {
       `round ${round}/${rounds}: in Intake's process ${Math.round(a.rps)} | bare ${Math.round(b.rps)} req/s = ${(a.rps / b.rps).toFixed(3)}`,
     );
   }
-  ratios.sort((x, y) => x - y);
-  const mid = ratios.length / 2;
-  const median =
-    ratios.length % 2
-      ? (ratios[Math.floor(mid)] as number)
-      : ((ratios[mid - 1] as number) + (ratios[mid] as number)) / 2;
   console.log(
-    `the bare GET in Intake's process vs in a bare one: median ${median.toFixed(3)}, per round ${ratios[0]?.toFixed(3)}–${ratios.at(-1)?.toFixed(3)}`,
+    `the bare GET in Intake's process vs in a bare one: median ${median(ratios).toFixed(3)}, per round ${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}`,
   );
 } finally {
   await stop(bare.child);
