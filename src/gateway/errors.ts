@@ -4,7 +4,7 @@
  */
 import { ConnectError } from "@connectrpc/connect";
 import type { ErrorCode, FieldIssue } from "../domain/errors.ts";
-import { createIdGenerator, formatId } from "../domain/ids.ts";
+import { createRequestIdGenerator } from "../domain/ids.ts";
 import type { Logger } from "../logger.ts";
 import { ERROR_TABLE, INTERNAL_MESSAGE, restErrorOf } from "../rpc/errors.ts";
 import { errorBody, json, REQUEST_ID_HEADER } from "./http.ts";
@@ -72,9 +72,9 @@ export function responseForError(error: unknown, requestId: string, logger: Logg
  * development page, which shows the error's message and stack to the caller.
  */
 export function escapedErrorHandler(logger: Logger): (error: Error) => Response {
-  const newRequestId = createIdGenerator();
+  const newRequestId = createRequestIdGenerator();
   return (error) => {
-    const requestId = formatId("req", newRequestId());
+    const requestId = newRequestId();
     logger.error("unhandled error in the listener", { request_id: requestId, error });
     return errorResponse("internal_error", INTERNAL_MESSAGE, requestId, undefined, {
       [REQUEST_ID_HEADER]: requestId,

@@ -4,7 +4,7 @@
  */
 import { ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { Elysia } from "elysia";
-import { createIdGenerator, formatId } from "../domain/ids.ts";
+import { createRequestIdGenerator } from "../domain/ids.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { Observer } from "../domain/ports/observer.ts";
 import type { RateDecision } from "../domain/ports/rate-limiter.ts";
@@ -175,7 +175,7 @@ function requestIdOf(set: { headers: Record<string, unknown> }): string {
 export async function createGateway(deps: GatewayDeps) {
   const { impls, admission, limits, logger } = deps;
   const kit = createKit(admission, limits);
-  const newRequestId = createIdGenerator();
+  const newRequestId = createRequestIdGenerator();
   // INTAKE_METRICS=false: no clock read, nothing counted.
   const counted = deps.metrics?.observer ?? null;
   // Built on first use, so routes mounted after this function (RPC, ingest) count too.
@@ -236,7 +236,7 @@ export async function createGateway(deps: GatewayDeps) {
     .onRequest(({ set, request }) => {
       if (counted) (request as Timed)[STARTED] = performance.now();
       // Always generated here, never taken from the caller.
-      set.headers[REQUEST_ID_HEADER] = formatId("req", newRequestId());
+      set.headers[REQUEST_ID_HEADER] = newRequestId();
     })
     .mapResponse({ as: "global" }, ({ responseValue, set, request, route }) => {
       tagRoute(request, route);
@@ -283,14 +283,14 @@ export async function createGateway(deps: GatewayDeps) {
   const laneRoutes = [reads.tenant, reads.services.list, reads.services.get, reads.apiTokens.list, reads.apiTokens.get];
   const lane = createReadLane(laneRoutes, {
     kit,
-    newRequestId: () => formatId("req", newRequestId()),
+    newRequestId,
     refusal,
     tag: tagRoute,
     series: counted && ((route) => counted.httpSeries(route, "GET")),
   });
   const ingestLane = createIngestLane({
     answer: ingestAnswered,
-    newRequestId: () => formatId("req", newRequestId()),
+    newRequestId,
     refusal,
     withRate: withRateOf,
     tag: tagRoute,

@@ -162,13 +162,14 @@ export function logFetch(
 }
 
 /**
- * The same for a synchronous Bun.serve native route (the health probe) whose responses declare
- * their Content-Length: no promise is added to the probe's path.
+ * The same for a synchronous Bun.serve native route (the health probe) whose responses all have
+ * the body size `bytesOut`: no promise is added to the probe's path.
  */
 export function observeNative(
   handle: (request: Request) => Response,
   seen: RequestObserver,
   route: string,
+  bytesOut: number,
 ): (request: Request) => Response {
   if (!seen.enabled) return handle;
   const { observer } = seen;
@@ -187,7 +188,7 @@ export function observeNative(
         values: undefined,
         serviceId: null,
         bytesIn: declaredLength(request.headers, () => request.body !== null),
-        bytesOut: declaredLength(response.headers, () => response.body !== null),
+        bytesOut,
       });
     }
     return response;

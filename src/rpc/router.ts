@@ -17,7 +17,7 @@ import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { SetupService } from "../../gen/intake/v1/setup_pb.ts";
 import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
-import { createIdGenerator, formatId } from "../domain/ids.ts";
+import { createRequestIdGenerator } from "../domain/ids.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { Admission } from "./admission.ts";
 import { requestIdKey } from "./context.ts";
@@ -65,11 +65,11 @@ export interface RpcRouterDeps {
  * in-process transport) a fresh one. Audit events name it.
  */
 function requestIdStamp(): (context: HandlerContext) => void {
-  const newRequestId = createIdGenerator();
+  const newRequestId = createRequestIdGenerator();
   return (context) => {
     let requestId = context.values.get(requestIdKey);
     if (requestId === undefined) {
-      requestId = formatId("req", newRequestId());
+      requestId = newRequestId();
       context.values.set(requestIdKey, requestId);
     }
     context.responseHeader.set("x-request-id", requestId);

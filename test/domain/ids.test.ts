@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { createIdGenerator, formatId, newTenantId, parseId, TENANT_ID } from "../../src/domain/ids.ts";
+import {
+  createIdGenerator,
+  createRequestIdGenerator,
+  formatId,
+  newTenantId,
+  parseId,
+  TENANT_ID,
+} from "../../src/domain/ids.ts";
 
 describe("ids", () => {
   test("ids are 32 lowercase hex of a UUIDv7 (version 7, RFC 4122 variant)", () => {
@@ -47,6 +54,22 @@ describe("ids", () => {
       now += 1;
     }
     expect([...ids].sort()).toEqual(ids);
+  });
+
+  test("request ids are req_ + 32 hex of a UUIDv4 (version 4, RFC 9562 variant), past one batch", () => {
+    const next = createRequestIdGenerator();
+    for (let i = 0; i < 600; i++) {
+      expect(next()).toMatch(/^req_[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    }
+  });
+
+  test("request ids never repeat, within a batch or across batches and generators", () => {
+    const a = createRequestIdGenerator();
+    const b = createRequestIdGenerator();
+    const seen = new Set<string>();
+    for (let i = 0; i < 2_000; i++) seen.add(a()).add(b());
+    expect(seen.size).toBe(4_000);
+    expect(parseId("req", a())).toMatch(/^[0-9a-f]{32}$/);
   });
 
   test("formatId then parseId round-trips for every kind", () => {
