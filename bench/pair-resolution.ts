@@ -4,6 +4,8 @@
  * other" runs A then B (B then A in odd rounds), as `interleave` in run.ts; "side by side" runs
  * both at once, as `sideBySide` (which one is launched first alternates). An A/A pair's
  * per-round ratios are the instrument's own spread: a goal of 0.95× needs it well inside 5%.
+ * The one-after-the-other runs also report each server's CPU time per request (all its threads,
+ * from /proc/<pid>/task/<tid>/schedstat): what a request costs it, pinned or not.
  *
  * The load is scenario 3's by default: signed 1 KiB ingest to group-commit Intakes, 128
  * connections each. `--read /v1/tenant` makes it scenario 2's: an authenticated GET of that path,
@@ -22,7 +24,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bootstrap, createService, makeKeys, type RunningIntake, startIntake } from "./lib/intake.ts";
 import { writePool } from "./lib/pool.ts";
-import { installCleanup, pinProcess } from "./lib/procs.ts";
+import { installCleanup, pinProcess, processCpuNs } from "./lib/procs.ts";
 import { median } from "./lib/report.ts";
 import { ensureWrk, runWrk, type WrkResult } from "./lib/wrk.ts";
 
@@ -97,12 +99,23 @@ try {
   };
   await Promise.all([load(a, 2), load(b, 2)]); // warm-up
   const ratios = { "one after the other": [] as number[], "side by side": [] as number[] };
+  const cpu = { a: [] as number[], b: [] as number[], ratio: [] as number[] };
+  /** A run of one side alone, and the server's CPU µs per request meanwhile (all its threads). */
+  const alone = async (side: Side) => {
+    const before = processCpuNs(side.intake.pid);
+    const r = await load(side, durationS);
+    return { r, cpuUs: (processCpuNs(side.intake.pid) - before) / 1000 / r.requests };
+  };
   for (let round = 0; round < rounds; round++) {
     const flip = round % 2 === 1;
-    const first = await load(flip ? b : a, durationS);
-    const second = await load(flip ? a : b, durationS);
-    const [ra, rb] = flip ? [second, first] : [first, second];
+    const first = await alone(flip ? b : a);
+    const second = await alone(flip ? a : b);
+    const [sa, sb] = flip ? [second, first] : [first, second];
+    const [ra, rb] = [sa.r, sb.r];
     ratios["one after the other"].push(ra.rps / rb.rps);
+    cpu.a.push(sa.cpuUs);
+    cpu.b.push(sb.cpuUs);
+    cpu.ratio.push(sb.cpuUs / sa.cpuUs);
     const together = await Promise.all(
       flip ? [load(b, durationS), load(a, durationS)] : [load(a, durationS), load(b, durationS)],
     );
@@ -117,6 +130,9 @@ try {
       `${how}: A/B median ${median(r).toFixed(3)}, per round ${Math.min(...r).toFixed(3)}–${Math.max(...r).toFixed(3)}`,
     );
   }
+  console.log(
+    `server CPU per request, one after the other: A ${median(cpu.a).toFixed(2)} µs, B ${median(cpu.b).toFixed(2)} µs; B/A median ${median(cpu.ratio).toFixed(3)}, per round ${Math.min(...cpu.ratio).toFixed(3)}–${Math.max(...cpu.ratio).toFixed(3)} (above 1: A is cheaper)`,
+  );
 } finally {
   for (const side of sides) await side.intake.stop();
   rmSync(dir, { recursive: true, force: true });
