@@ -21,7 +21,8 @@
  * run pinned on a machine of two or more cores: the servers on CPU 0, wrk on CPU 1 (taskset),
  * so that whether the two share a core is not left to the scheduler round by round (unpinned,
  * the same server's rounds spread 28–54k req/s; bench/README.md, "Method"). Without `taskset`
- * (util-linux; not on macOS) they run unpinned, as the results' settings line says.
+ * (util-linux; not on macOS) they run unpinned, as the results' settings line says. Scenario
+ * 2's one-after-the-other rounds, which judge a p99, run unpinned (see `unpinned`).
  *
  * Flags: --smoke, --only 1,3,5, --rounds N, --duration S, --threads N, --profile (Intake under
  * `bun --cpu-prof`; profiles in bench/results/profiles/), --keep (keep the temp data dirs),
@@ -187,7 +188,7 @@ interface Target {
 function pinText(): string {
   const pin = settings.pin;
   return pin
-    ? `read scenarios (1, 2, 6, 11, 12) pinned: servers on CPU ${pin.servers}, wrk on CPU ${pin.client}`
+    ? `read scenarios (1, 2, 6, 11, 12) pinned: servers on CPU ${pin.servers}, wrk on CPU ${pin.client} (2's one-after-the-other rounds, which judge its p99, unpinned)`
     : "unpinned";
 }
 
@@ -208,6 +209,25 @@ async function pinned<T>(pids: number[], body: () => Promise<T>): Promise<T> {
   } finally {
     wrkCpus = undefined;
     for (const pid of pids) await pinProcess(pid, `0-${CORES - 1}`).catch(() => undefined);
+  }
+}
+
+/**
+ * Inside a pinned read scenario, runs `body` with the servers on every CPU and wrk wherever the
+ * scheduler puts it, then pins them again: scenario 2's one-after-the-other rounds, whose goal
+ * is a p99 (pinned, the garbage collector's threads share the server's one core and set the
+ * tail: bench/README.md, "Pinning").
+ */
+async function unpinned<T>(pids: number[], body: () => Promise<T>): Promise<T> {
+  const pin = settings.pin;
+  if (!pin) return body();
+  for (const pid of pids) await pinProcess(pid, `0-${CORES - 1}`);
+  wrkCpus = undefined;
+  try {
+    return await body();
+  } finally {
+    for (const pid of pids) await pinProcess(pid, pin.servers);
+    wrkCpus = pin.client;
   }
 }
 
@@ -713,26 +733,29 @@ async function main(): Promise<void> {
         const TENANT = "Intake GET /v1/tenant";
         const floorUrl = `${baseline.url}/floor/v1/tenant`;
         const tenantUrl = `${intake.url}/v1/tenant`;
-        // One after the other: each against the bare GET, and Intake's p99 under the load alone.
-        const series = await interleave(
-          2,
-          [
-            // The same request bytes (the baseline ignores the header).
-            bearerGet("baseline GET", `${baseline.url}/v1/tenant`, boot.token),
-            // The least work the contract requires, hand-written (bench/baseline.ts).
-            bearerGet(FLOOR, floorUrl, boot.token),
-            ...(floorInIntake
-              ? [
-                  bearerGet(
-                    "the same floor, served from a process running Intake's app",
-                    `${floorInIntake.url}/floor/v1/tenant`,
-                    boot.token,
-                  ),
-                ]
-              : []),
-            bearerGet(TENANT, tenantUrl, boot.token),
-          ],
-          readPlan,
+        // One after the other: each against the bare GET, and Intake's p99 under the load alone,
+        // unpinned (see `unpinned`); the side-by-side goals below run pinned.
+        const series = await unpinned(readPids, () =>
+          interleave(
+            2,
+            [
+              // The same request bytes (the baseline ignores the header).
+              bearerGet("baseline GET", `${baseline.url}/v1/tenant`, boot.token),
+              // The least work the contract requires, hand-written (bench/baseline.ts).
+              bearerGet(FLOOR, floorUrl, boot.token),
+              ...(floorInIntake
+                ? [
+                    bearerGet(
+                      "the same floor, served from a process running Intake's app",
+                      `${floorInIntake.url}/floor/v1/tenant`,
+                      boot.token,
+                    ),
+                  ]
+                : []),
+              bearerGet(TENANT, tenantUrl, boot.token),
+            ],
+            readPlan,
+          ),
         );
         const [base, floor] = series as [Series, Series];
         const inIntake = floorInIntake ? series[2] : undefined;
