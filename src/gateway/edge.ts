@@ -50,6 +50,8 @@ export interface RestExchange extends Exchange {
   readonly requestId: string;
   /** The rate-limit decision the request was taken under (null: its route is not limited). */
   rate: RateDecision | null;
+  /** Step 7 ran: Elysia hands an error's answer to its response hook too, and it is finished once. */
+  finished: boolean;
 }
 
 /** A body route's raw bytes, buffered by Elysia's `parse` before anything judges them (`null`: over the cap). */
@@ -118,6 +120,7 @@ export function createEdge(deps: EdgeDeps) {
       values: null,
       bytesIn: null,
       rate: null,
+      finished: false,
     };
   }
 
@@ -211,6 +214,8 @@ export function createEdge(deps: EdgeDeps) {
 
   /** 7. */
   function finish(x: RestExchange, answer: Response): Response | Promise<Response> {
+    if (x.finished) return answer;
+    x.finished = true;
     let response = answer;
     try {
       response.headers.set(REQUEST_ID_HEADER, x.requestId);
