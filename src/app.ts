@@ -268,8 +268,8 @@ export async function createApp(options: AppOptions) {
   /**
    * The gRPC (h2c) listener on `port` (0: an ephemeral one); serve.ts starts it on config.grpcPort.
    * Loaded only when it listens (INTAKE_GRPC_PORT=0 never loads it): node:http2 and
-   * connect-node hold ~0.7 MB (5,700 objects) of the ~6.6 MB the modules of app.ts do, and a
-   * larger heap makes every request dearer (bench/README.md, "What the scenario-2 gap is made of").
+   * connect-node are a large part of the heap app.ts's modules make, and a larger heap makes
+   * every request dearer (bench scenario 2).
    */
   const listenGrpcOn = async (port: number) =>
     (await import("./rpc/grpc-server.ts")).listenGrpc(rpc, { port, host: config.host, logger, requests });

@@ -17,7 +17,7 @@ import { rpcMethod } from "./method.ts";
 
 /**
  * GetTenant's answer, once per cached tenant record (memo.ts): building the message (a Timestamp
- * with a BigInt) was about a tenth of the route's in-process cost.
+ * with a BigInt) is a visible part of the call's cost.
  */
 const answerFor = onceEach(
   (record: TenantRecord): GetTenantResponse =>
