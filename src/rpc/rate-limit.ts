@@ -39,7 +39,8 @@ export function setRateLimitHeaders(headers: Headers, d: RateDecision): void {
 
 /**
  * Where a call reports the rate-limit decision taken inside an implementation (ingest's, after
- * the signature): the REST gateway and the RPC gate each put one in the call's context values.
+ * the signature): the RPC gate puts one in the call's context values (the REST edge hands the
+ * domain its own callback).
  */
 export const rateLimitSinkKey = createContextKey<((decision: RateDecision) => void) | undefined>(undefined, {
   description: "receives the rate-limit decision of the call",
