@@ -164,18 +164,24 @@ export function createEdge(deps: EdgeDeps) {
     return { principal, body: judgeBody(buffered, x.request.headers.get("content-type"), bodyCap) };
   }
 
+  /** 4 up to the schemas, after admission (401 before a 404 for the path's id). */
+  function entered(
+    x: RestExchange,
+    op: Operation,
+    principal: Principal | null,
+    params: Record<string, string>,
+    raw: unknown,
+  ): Maybe<Entered> {
+    checkParams(op, params);
+    return op.body === "json" ? judged(x, op, principal, params, raw) : { principal, body: undefined };
+  }
+
   /** 3 and 4 up to the schemas (Elysia's `transform`). */
   function enter(x: RestExchange, op: Operation, params: Record<string, string>, raw: unknown): Maybe<Entered> {
-    checkParams(op, params);
     const principal = admit(x, op);
-    if (op.body !== "json") {
-      return principal instanceof Promise
-        ? principal.then((p) => ({ principal: p, body: undefined }))
-        : { principal, body: undefined };
-    }
     return principal instanceof Promise
-      ? principal.then((p) => judged(x, op, p, params, raw))
-      : judged(x, op, principal, params, raw);
+      ? principal.then((p) => entered(x, op, p, params, raw))
+      : entered(x, op, principal, params, raw);
   }
 
   /** 5. */
