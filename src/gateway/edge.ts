@@ -185,8 +185,16 @@ export function createEdge(deps: EdgeDeps) {
   }
 
   /** 5. */
-  function call(x: RestExchange, op: Operation, input: Omit<Call, "x" | "request">): Maybe<Response> {
-    return op.handle({ x, request: x.request, ...input });
+  function call(
+    x: RestExchange,
+    op: Operation,
+    principal: Principal | null,
+    params: Record<string, string>,
+    query: unknown,
+    body: unknown,
+  ): Maybe<Response> {
+    const input: Call = { x, request: x.request, principal, params, query, body };
+    return op.handle(input);
   }
 
   /** 6, for an error: the contract's answer, with the RateLimit fields a refusal carries. */
@@ -249,8 +257,8 @@ export function createEdge(deps: EdgeDeps) {
       const principal = admit(x, op);
       answer =
         principal instanceof Promise
-          ? principal.then((p) => call(x, op, { principal: p, params, query, body: undefined }))
-          : call(x, op, { principal, params, query, body: undefined });
+          ? principal.then((p) => call(x, op, p, params, query, undefined))
+          : call(x, op, principal, params, query, undefined);
     } catch (error) {
       return finish(x, refuse(x, error));
     }

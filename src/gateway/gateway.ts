@@ -141,7 +141,7 @@ function mount(app: Elysia, edge: Edge, op: Operation): void {
   };
   const handler = (ctx: { params: Record<string, string>; query: unknown; body: unknown }) => {
     const x = exchangeOf(ctx);
-    return edge.call(x, op, { principal: x.principal, params: ctx.params, query: ctx.query, body: ctx.body });
+    return edge.call(x, op, x.principal, ctx.params, ctx.query, ctx.body);
   };
   app.route(op.method, op.path, handler as never, hooks as never);
 }
