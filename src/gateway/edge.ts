@@ -285,6 +285,8 @@ export function createEdge(deps: EdgeDeps) {
       const name = named?.[1];
       if (op.path.slice(0, named?.index).includes(":"))
         throw new Error(`a native route names one last segment: ${op.path}`);
+      // Step 4 here is the plain decoding alone: a management body needs Elysia's schemas.
+      if (op.body === "json" || op.exists) throw new Error(`a native route takes no JSON body: ${op.path}`);
       const prefix = named ? op.path.slice(0, named.index + 1) : op.path;
       const route: Handle = (request) => {
         if (request.method !== op.method) return fallback(request);
