@@ -6,7 +6,7 @@
  * A list never reads a sealed secret or a digest, and no per-row mapping of drizzle runs:
  * docs/store.md, "List pages", has the measurements.
  */
-import type { AuditAction, AuditActor, AuditChanges, AuditRecord, AuditTargetType } from "../domain/audit.ts";
+import type { AuditAction, AuditActor, AuditChanges, AuditRecord, AuditTargetType } from "../domain/audit-types.ts";
 import type { AuditQuery, PageQuery } from "../domain/ports/store.ts";
 import type { Role, Scope, ServiceSummary, TokenSummary } from "../domain/types.ts";
 

@@ -7,7 +7,7 @@ import { SQL as BunSQL } from "bun";
 import { and, eq, gt, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
 import { ownerToKeep } from "../../domain/access.ts";
-import type { AuditRecord } from "../../domain/audit.ts";
+import type { AuditRecord } from "../../domain/audit-types.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { idFloor } from "../../domain/ids.ts";
 import type { InsertEventResult, NewEvent, RevokeOutcome, Store } from "../../domain/ports/store.ts";

@@ -10,7 +10,7 @@ import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import { and, eq, gt, inArray, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { ownerToKeep } from "../../domain/access.ts";
-import type { AuditRecord } from "../../domain/audit.ts";
+import type { AuditRecord } from "../../domain/audit-types.ts";
 import type { InsertEventResult, NewEvent, RevokeOutcome, SecretRotation, Store } from "../../domain/ports/store.ts";
 import type { ServiceRecord, TenantRecord, TokenRecord } from "../../domain/types.ts";
 import { toAuditRow } from "../audit-rows.ts";
