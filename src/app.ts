@@ -11,6 +11,7 @@ import { createTokenHasher } from "./domain/credentials.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
 import { createIngest } from "./domain/ingest.ts";
+import { createOnboarding } from "./domain/onboarding.ts";
 import type { Cache } from "./domain/ports/cache.ts";
 import type { FeedNotifier } from "./domain/ports/notifier.ts";
 import { noopObserver, type Observer } from "./domain/ports/observer.ts";
@@ -166,15 +167,9 @@ export function createDomain(deps: {
     negativeTtlMs: 5_000,
     maxEntries: 50_000,
   });
-  const tokens = createTokens({
-    store,
-    tokenCache,
-    clock,
-    newId,
-    hashToken: createTokenHasher(keys.tokenPepper),
-    logger,
-    audit,
-  });
+  const hashToken = createTokenHasher(keys.tokenPepper);
+  const tokens = createTokens({ store, tokenCache, clock, newId, hashToken, logger, audit });
+  const onboarding = createOnboarding({ store, tokens, clock, hashToken, audit });
   // A tenant's service list (up to SERVICE_LIST_HELD), for the list pages the console and
   // integrations call most; invalidated by every change like the entries above (docs/cache.md).
   const listCache = cache.namespace<HeldServiceList>("svl", { ttlMs: 60_000, negativeTtlMs: 0, maxEntries: 10_000 });
@@ -228,7 +223,7 @@ export function createDomain(deps: {
     });
   }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
-  return { tokens, services, tenants, ingest, feed, audit, retention, signingCache, newId };
+  return { tokens, onboarding, services, tenants, ingest, feed, audit, retention, signingCache, newId };
 }
 
 export type Domain = ReturnType<typeof createDomain>;
