@@ -609,8 +609,16 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     },
 
     redeemSetupCode: (digest, now, tenant, firstToken, audit) =>
-      guard(() =>
-        db.transaction(async (tx) => {
+      guard(async () => {
+        // The route is open to anyone: a code that cannot be claimed costs one read, not a
+        // write transaction.
+        const usable = await db
+          .select({ digest: setupCodes.digest })
+          .from(setupCodes)
+          .where(and(eq(setupCodes.digest, digest), isNull(setupCodes.usedAt), gt(setupCodes.expiresAt, now)))
+          .limit(1);
+        if (usable.length === 0) return false;
+        return db.transaction(async (tx) => {
           // A conditional UPDATE claims the code: a concurrent redemption waits on the row lock,
           // then finds used_at set and claims nothing (READ COMMITTED re-checks the row).
           const claimed = await tx
@@ -623,8 +631,8 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
           await tx.insert(apiTokens).values(firstToken);
           for (const record of audit) await writeAudit(tx, record);
           return true;
-        }),
-      ),
+        });
+      }),
 
     migrate: () =>
       unbounded(async () => {

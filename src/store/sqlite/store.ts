@@ -104,6 +104,11 @@ function buildStatements(db: BunSQLiteDatabase) {
       .from(services)
       .where(eq(services.id, p("id")))
       .prepare(),
+    setupCodeUsable: db
+      .select({ digest: setupCodes.digest })
+      .from(setupCodes)
+      .where(and(eq(setupCodes.digest, p("digest")), isNull(setupCodes.usedAt), gt(setupCodes.expiresAt, p("now"))))
+      .prepare(),
     // Never moves last_used_at backwards: instances flush their buffers in any order.
     touchLastUsed: db
       .update(apiTokens)
@@ -432,10 +437,14 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     },
 
     redeemSetupCode: (digest, now, tenant, firstToken, audit) =>
-      run(() =>
-        db.transaction(
+      run(() => {
+        // The route is open to anyone: a code that cannot be claimed costs one read on this
+        // connection, not a write transaction (whose lock would wait on the event writer).
+        if (!stmt().setupCodeUsable.get({ digest, now })) return false;
+        return db.transaction(
           (tx) => {
-            // The claim comes first and is conditional: a used or expired code writes nothing.
+            // The claim is conditional: of two redemptions that both read the code as usable,
+            // the second finds it used here and writes nothing.
             const claimed = tx
               .update(setupCodes)
               .set({ usedAt: now, tenantId: tenant.id })
@@ -449,8 +458,8 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
             return true;
           },
           { behavior: "immediate" },
-        ),
-      ),
+        );
+      }),
 
     migrate: () => run(() => void applyMigrations(db, MIGRATIONS)),
 
