@@ -73,6 +73,8 @@ export interface SecretRotation {
 export interface ServiceChanges {
   isMonitored?: boolean;
   rateLimit?: RateLimit | null;
+  /** §17: null = never; else 60..2592000, validated by the domain. */
+  incidentAutoResolveSeconds?: number | null;
 }
 
 /**
