@@ -78,7 +78,10 @@ function text(
   if (n < bounds.min || n > bounds.max) {
     issues.push({
       field,
-      message: bounds.min > 0 ? `must be ${bounds.min} to ${bounds.max} characters` : `must be at most ${bounds.max} characters`,
+      message:
+        bounds.min > 0
+          ? `must be ${bounds.min} to ${bounds.max} characters`
+          : `must be at most ${bounds.max} characters`,
     });
     return undefined;
   }
@@ -109,7 +112,13 @@ export function parseAlert(body: JsonObject, eventId: string): Alert | null {
     issues.push({ field: "event_action", message: "must be one of trigger, acknowledge, resolve" });
   }
   const isTrigger = action === "trigger";
-  const dedupKey = text(body, "dedup_key", "dedup_key", { min: 1, max: 255, required: !isTrigger && isAction(action) }, issues);
+  const dedupKey = text(
+    body,
+    "dedup_key",
+    "dedup_key",
+    { min: 1, max: 255, required: !isTrigger && isAction(action) },
+    issues,
+  );
 
   const payload = body.payload;
   let summary: string | undefined;
@@ -229,7 +238,10 @@ export function applyAlert(
   const touched = { ...open, alertCount: open.alertCount + 1, lastEventAt: at };
   if (alert.action === "acknowledge") {
     if (open.status === "acknowledged") return { change: "joined", incident: touched };
-    return { change: "acknowledged", incident: { ...touched, status: "acknowledged", acknowledgedAt: at, acknowledgedBy: by } };
+    return {
+      change: "acknowledged",
+      incident: { ...touched, status: "acknowledged", acknowledgedAt: at, acknowledgedBy: by },
+    };
   }
   return { change: "resolved", incident: { ...touched, status: "resolved", resolvedAt: at, resolvedBy: by } };
 }

@@ -125,9 +125,7 @@ export const events = sqliteTable(
     index("events_service_position_idx").on(t.serviceId, t.position),
     // An incident's timeline, oldest first; plain events (no incident) are not in it, so they
     // cost it nothing on insert.
-    index("events_incident_id_idx")
-      .on(t.incidentId, t.id)
-      .where(sql`${t.incidentId} is not null`),
+    index("events_incident_id_idx").on(t.incidentId, t.id).where(sql`${t.incidentId} is not null`),
   ],
 );
 
@@ -215,26 +213,18 @@ export const incidents = sqliteTable(
     resolvedById: text("resolved_by_id"),
   },
   (t) => [
-    uniqueIndex("incidents_open_key_unique")
-      .on(t.serviceId, t.dedupKey)
-      .where(sql`${t.status} <> 'resolved'`),
+    uniqueIndex("incidents_open_key_unique").on(t.serviceId, t.dedupKey).where(sql`${t.status} <> 'resolved'`),
     // Keyset pages newest first: every list filter has an index whose order is the page's,
     // so a page reads its 21 rows whatever the tenant holds (docs/incidents.md, "Indexes").
     index("incidents_tenant_id_idx").on(t.tenantId, t.id),
-    index("incidents_tenant_open_idx")
-      .on(t.tenantId, t.id)
-      .where(sql`${t.status} <> 'resolved'`),
+    index("incidents_tenant_open_idx").on(t.tenantId, t.id).where(sql`${t.status} <> 'resolved'`),
     index("incidents_tenant_status_idx").on(t.tenantId, t.status, t.id),
     index("incidents_tenant_severity_idx").on(t.tenantId, t.severity, t.id),
     index("incidents_service_id_idx").on(t.serviceId, t.id),
     // Auto-resolve finds due incidents per service without reading the others.
-    index("incidents_open_last_event_idx")
-      .on(t.serviceId, t.lastEventAt)
-      .where(sql`${t.status} <> 'resolved'`),
+    index("incidents_open_last_event_idx").on(t.serviceId, t.lastEventAt).where(sql`${t.status} <> 'resolved'`),
     // Retention of resolved incidents, oldest first.
-    index("incidents_resolved_at_idx")
-      .on(t.resolvedAt)
-      .where(sql`${t.status} = 'resolved'`),
+    index("incidents_resolved_at_idx").on(t.resolvedAt).where(sql`${t.status} = 'resolved'`),
     check("incidents_status_check", sql`${t.status} in (${sql.raw(inList(INCIDENT_STATUSES))})`),
     check("incidents_severity_check", sql`${t.severity} in (${sql.raw(inList(SEVERITIES))})`),
   ],
