@@ -1,6 +1,7 @@
 /**
- * `bun run intake <command>` (`./intake <command>` in the one-file build). Every command and its flags are declared once in COMMANDS:
- * parsing (unknown flags are errors that name them) and `help` both read that table.
+ * `bun run intake <command>` (`./intake <command>` in the one-file build). Every command and its
+ * flags are declared once in COMMANDS: parsing (unknown flags are errors that name them) and
+ * `help` both read that table; help and hints name the command as it was invoked (`invokedAs`).
  * Bad configuration ends the process with one line per problem, naming the variable.
  */
 import { existsSync, mkdirSync } from "node:fs";
