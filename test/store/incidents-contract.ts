@@ -420,6 +420,54 @@ export function runIncidentContract(name: string, makeWorld: () => Promise<Incid
       }
     });
 
+    test("concurrent changes from two stores are never placed behind a change-stream cursor already handed out", async () => {
+      const { tenantId, service } = await seed();
+      const stores = world.another ? [store, world.another()] : [store];
+      const committed: string[] = [];
+      let writing = true;
+      const writers = stores.map(async (s, w) => {
+        for (let round = 0; round < 10; round++) {
+          await Promise.all(
+            Array.from({ length: 3 }, async (_, k) => {
+              // Each opens a new incident and resolves it: two changes per key, in two commits.
+              const key = `w${w}-r${round}-k${k}`;
+              const [opened] = await s.incidents.applyAlerts([
+                await stored(service, { action: "trigger", dedupKey: key }, NOW, s),
+              ]);
+              committed.push(`${opened?.incidentId}:opened`);
+              await s.incidents.applyAlerts([await stored(service, { action: "resolve", dedupKey: key }, NOW, s)]);
+              committed.push(`${opened?.incidentId}:resolved`);
+            }),
+          );
+        }
+      });
+      const done = Promise.all(writers).finally(() => {
+        writing = false;
+      });
+      try {
+        const reader = stores[stores.length - 1] as Store;
+        const seen: string[] = [];
+        let cursor = 0;
+        for (;;) {
+          const finished = !writing;
+          const page = await reader.incidents.changes(tenantId, { after: cursor, limit: 5 });
+          for (const change of page) {
+            expect(change.position).toBeGreaterThan(cursor);
+            seen.push(`${change.incident.id}:${change.change}`);
+            cursor = change.position;
+          }
+          if (finished && page.length === 0) break;
+          if (page.length === 0) await Bun.sleep(0);
+        }
+        await done;
+        expect(new Set(seen).size).toBe(seen.length);
+        expect(new Set(seen)).toEqual(new Set(committed));
+      } finally {
+        await done.catch(() => undefined);
+        for (const s of stores.slice(1)) await s.close();
+      }
+    });
+
     test("interleaved concurrent resolves and triggers never leave two open incidents, and count every event once", async () => {
       const { tenantId, service } = await seed();
       const stores = world.another ? [store, world.another()] : [store];
