@@ -12,6 +12,7 @@ import { toAuditRow } from "../audit-rows.ts";
 import type { ListStatement } from "../list-rows.ts";
 import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
+import { connectFailure } from "./connect-failure.ts";
 import { mapError } from "./errors.ts";
 import { auditEvents } from "./schema.ts";
 
@@ -148,7 +149,10 @@ export function createPool(options: PostgresStoreOptions): PostgresPool {
       unbounded(async () => {
         // The advisory lock is per session, so the lock, the migration and the unlock must
         // share one connection: reserve it from the pool.
-        const reserved = await client.reserve();
+        // The first connection of a start: a missing database or role is said by name here.
+        const reserved = await client.reserve().catch((error: unknown) => {
+          throw connectFailure(error, options.url) ?? error;
+        });
         try {
           await reserved.unsafe("select pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
           try {
