@@ -134,8 +134,9 @@ export function createTokens(deps: TokenDeps) {
   /**
    * Negative outcomes are data; only the edge turns them into 401. A token the cache holds a
    * record for is a stored token's digest, so it is well-formed by construction: its shape and
-   * checksum are judged only when the cache holds no record (they were ~3% of an authenticated
-   * GET in process, bench/README.md). Only credentials of a token's length are hashed.
+   * checksum are judged only when the cache holds no record (a visible share of an
+   * authenticated GET in process: the benchmark's scenario 2). Only credentials of a token's
+   * length are hashed.
    */
   function verifyToken(credential: string): VerifyResult | Promise<VerifyResult> {
     if (credential.length !== TOKEN_LENGTH) return malformed(credential);
