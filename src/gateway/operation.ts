@@ -14,6 +14,7 @@ import type { Feed } from "../domain/feed.ts";
 import type { Ingest } from "../domain/ingest.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { Maybe } from "../domain/maybe.ts";
+import type { Onboarding } from "../domain/onboarding.ts";
 import type { Services } from "../domain/services.ts";
 import type { Tenants } from "../domain/tenant.ts";
 import type { Tokens } from "../domain/tokens.ts";
@@ -41,6 +42,7 @@ export interface Call<P = Record<string, string>, Q = unknown, B = unknown> {
 /** The domain the REST operations call: the same objects the rpc implementations call. */
 export interface OperationDomain {
   tokens: Tokens;
+  onboarding: Onboarding;
   services: Services;
   tenants: Tenants;
   ingest: Ingest;

@@ -8,7 +8,7 @@ import { type Operation, type OperationDeps, operation } from "./operation.ts";
 import { SetupBody, SetupResult } from "./schemas.ts";
 
 export function setupOperations({ domain }: OperationDeps): Operation[] {
-  const { tokens } = domain;
+  const { onboarding } = domain;
   return [
     operation({
       method: "POST",
@@ -26,7 +26,7 @@ export function setupOperations({ domain }: OperationDeps): Operation[] {
         tag: "Setup",
       },
       handle: async ({ x, body }) => {
-        const made = await tokens.redeemSetupCode(
+        const made = await onboarding.redeemSetupCode(
           { code: body.setup_code, tenantName: body.tenant_name, permissionMode: body.permission_mode },
           x.requestId,
         );

@@ -2,17 +2,19 @@
 import { fromJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import type { AuditChange, AuditEvent } from "../../gen/intake/v1/audit_pb.ts";
-import type { AuditRecord, AuditTarget } from "../domain/audit.ts";
+import type { AuditRecord, AuditTarget } from "../domain/audit-types.ts";
 import { formatId } from "../domain/ids.ts";
 import { isoOfMs, ts, type Whole } from "./time.ts";
 
-/** A target's public id: `tok_…`, `svc_…`, or the tenant's UUID as it is. */
+/** A target's public id: `tok_…`, `svc_…`, `inc_…`, or the tenant's UUID as it is. */
 function targetId(target: AuditTarget): string {
   switch (target.type) {
     case "api_token":
       return formatId("tok", target.id);
     case "service":
       return formatId("svc", target.id);
+    case "incident":
+      return formatId("inc", target.id);
     case "tenant":
       return target.id;
   }

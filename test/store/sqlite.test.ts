@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { DomainError } from "../../src/domain/errors.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { runAuditContract } from "./audit-contract.ts";
-import { runStoreContract } from "./store-contract.ts";
+import { runIncidentContract } from "./incidents-contract.ts";
+import { creationAudit, NOW, runStoreContract, tenantRecord, tokenRecord } from "./store-contract.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "intake-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,6 +54,29 @@ runAuditContract("sqlite :memory:", async () => {
   return { store, cleanup: () => store.close() };
 });
 
+// A file database: a second store is a second process, and `exec` a connection of its own.
+runIncidentContract("sqlite file", async () => {
+  const path = tempPath();
+  const store = createSqliteStore({ path });
+  return {
+    store,
+    another: () => createSqliteStore({ path }),
+    exec: async (statement) => {
+      const db = new Database(path);
+      try {
+        db.run("PRAGMA busy_timeout = 5000");
+        db.run(statement);
+      } finally {
+        db.close();
+      }
+    },
+    cleanup: async () => {
+      await store.close();
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+    },
+  };
+});
+
 describe("sqlite store specifics", () => {
   const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
 
@@ -78,6 +102,39 @@ describe("sqlite store specifics", () => {
         await store.close();
       }
     });
+  });
+
+  test("a refused setup code (unknown, expired, used) costs no write: it is answered while another connection holds the write lock", async () => {
+    const path = tempPath();
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    const attempt = (digest: string, now = NOW) => {
+      const tenant = tenantRecord();
+      const owner = tokenRecord(tenant.id, { role: "owner", scope: "read_write" });
+      return store.redeemSetupCode(digest, now, tenant, owner, creationAudit(tenant, owner));
+    };
+    const used = "a".repeat(64);
+    const expired = "b".repeat(64);
+    await store.setupCodes.insert({ digest: used, createdAt: NOW - 1, expiresAt: NOW + 60_000 });
+    await store.setupCodes.insert({ digest: expired, createdAt: NOW - 2, expiresAt: NOW - 1 });
+    expect(await attempt(used)).toBe(true);
+
+    // Another process (or the event writer) holds the write lock: anything that needs it waits.
+    const holder = new Database(path);
+    holder.exec("BEGIN IMMEDIATE");
+    try {
+      const contender = new Database(path);
+      contender.exec("PRAGMA busy_timeout = 0");
+      expect(() => contender.exec("BEGIN IMMEDIATE")).toThrow(/locked|busy/i);
+      contender.close();
+      expect(await attempt("c".repeat(64))).toBe(false);
+      expect(await attempt(expired)).toBe(false);
+      expect(await attempt(used)).toBe(false);
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+      await store.close();
+    }
   });
 
   test("a file database is in WAL mode and what one store commits a new store on the file reads", async () => {
