@@ -4,14 +4,15 @@
  * before it waits, and waits only when that read came back empty.
  */
 import { spyOn } from "bun:test";
-import type { App } from "../../src/app.ts";
+import type { Store } from "../../src/domain/ports/store.ts";
 
 /**
- * Call before starting the reader; resolves with the rows of the next feed read of the store
- * once it has returned (then the spy is removed), or rejects after `timeoutMs`.
+ * Call before starting the reader; resolves with the rows of the next feed read of `world`'s
+ * store (an App, a test world's app, a domain world) once it has returned (then the spy is
+ * removed), or rejects after `timeoutMs`.
  */
-export function nextFeedRead(app: App, timeoutMs = 5_000): Promise<unknown[]> {
-  const events = app.store.events;
+export function nextFeedRead(world: { store: Store }, timeoutMs = 5_000): Promise<unknown[]> {
+  const events = world.store.events;
   const original = events.feed.bind(events);
   const { promise, resolve, reject } = Promise.withResolvers<unknown[]>();
   const spy = spyOn(events, "feed").mockImplementation(async (...args: Parameters<typeof events.feed>) => {
