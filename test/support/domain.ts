@@ -61,7 +61,7 @@ export async function createDomainWorld(env: Env = {}): Promise<DomainWorld> {
     if (!verdict.ok) throw new Error(`token does not verify: ${verdict.reason}`);
     return verdict.principal;
   }
-  const boot = await domain.tokens.bootstrapTenant({ name: "Acme", permissionMode: "role_based" });
+  const boot = await domain.onboarding.bootstrapTenant({ name: "Acme", permissionMode: "role_based" });
   const owner = await principalOf(boot.token);
 
   return {
@@ -86,7 +86,7 @@ export async function createDomainWorld(env: Env = {}): Promise<DomainWorld> {
       });
     },
     async otherTenant() {
-      const other = await domain.tokens.bootstrapTenant({ name: "Other", permissionMode: "role_based" });
+      const other = await domain.onboarding.bootstrapTenant({ name: "Other", permissionMode: "role_based" });
       return principalOf(other.token);
     },
     async close() {
