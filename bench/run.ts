@@ -71,7 +71,7 @@ const settings: Settings = {
   // same 20 s per target, but ten pairs whose members run 2 s apart instead of five 4 s apart.
   // What disturbs them is the shared host slowing a whole stretch of seconds; a short pair
   // falls inside one stretch more often, and the median of ten shrugs off the pairs that do not
-  // (bench/README.md, "How it measures").
+  // (bench/README.md, "Pinned reads, 10 short rounds, counterbalanced").
   readRounds: Number(flags.rounds ?? (smoke ? 1 : 10)),
   readDurationS: Number(flags.duration ?? (smoke ? 1 : 2)),
   // Scenarios 2's and 3's side-by-side pairs (see `sideBySide`): rounds of 2 s, each pair's two

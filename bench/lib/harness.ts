@@ -134,7 +134,7 @@ export function createHarness(settings: Settings, wanted: (n: number) => boolean
    * Inside a pinned read scenario, runs `body` with the servers on every CPU and wrk wherever the
    * scheduler puts it, then pins them again: scenario 2's one-after-the-other rounds, whose goal
    * is a p99 (pinned, the garbage collector's threads share the server's one core and set the
-   * tail: bench/README.md, "Pinning").
+   * tail: bench/README.md, "Pinned reads, 10 short rounds, counterbalanced").
    */
   async function unpinned<T>(pids: number[], body: () => Promise<T>): Promise<T> {
     const pin = settings.pin;
@@ -242,8 +242,8 @@ export function createHarness(settings: Settings, wanted: (n: number) => boolean
    * scenario's interleaved targets, two identical ingest processes differed by 0.80–1.12× from
    * round to round (two identical read processes, 0.72–1.13×), and three pairs around one Intake
    * cannot all be adjacent in one interleave; side by side, each pair is measured in one window,
-   * within about ±5% (ingest) and ±4% (reads) (bench/README.md, "How it measures", "Side by
-   * side: the instrument"). Each pair is warmed side by side first; the pairs run in
+   * within about ±5% (ingest) and ±4% (reads) (bench/README.md, "Side by side, not one after
+   * the other"). Each pair is warmed side by side first; the pairs run in
    * counterbalanced order. Returns each pair's two series.
    */
   async function sideBySide(
@@ -429,7 +429,8 @@ export function createHarness(settings: Settings, wanted: (n: number) => boolean
     return floor;
   }
 
-  const INGEST_FLOOR_LABEL = "store-path floor: bare POST + Intake's signature and JSON checks, group committer, store adapter";
+  const INGEST_FLOOR_LABEL =
+    "store-path floor: bare POST + Intake's signature and JSON checks, group committer, store adapter";
 
   /** Starts Intake on a bootstrapped spec just long enough to create one service through the API. */
   async function serviceOf(s: IntakeSpec, boot: Bootstrapped, name: string): Promise<{ id: string; secret: string }> {

@@ -1,5 +1,5 @@
 /**
- * Scenario 1: GET /v1/health against the bare GET, side by side (bench/README.md, "1. Health").
+ * Scenario 1: GET /v1/health against the bare GET, side by side (bench/README.md, "Health as a native route").
  */
 import type { Harness } from "../lib/harness.ts";
 import type { Series } from "../lib/report.ts";

@@ -180,7 +180,7 @@ export async function run(h: Harness): Promise<void> {
     const warmCost = pairedRatio(warmSmall, warmLarge);
     // The cold goal is judged on the server's own CPU per request: a round is ~500 requests
     // (~35 ms), short enough that the client's and the machine's hiccups swing its req/s by
-    // ±30% (bench/README.md, scenario 5); CPU time spent is what the lookup actually costs.
+    // ±30% (bench/README.md, "Cold auth by server CPU, from the page cache"); CPU time spent is what the lookup actually costs.
     const costOf = (pair: Cold[]) => {
       const [s, l] = pair as [Cold, Cold];
       return {
