@@ -27,6 +27,7 @@ import { applyMigrations } from "../migrate.ts";
 import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { withoutValues } from "../query-errors.ts";
 import { rotationColumns, serviceColumns } from "../service-columns.ts";
+import { connectFailure } from "./connect-failure.ts";
 import * as eventReads from "./event-reads.ts";
 import { apiTokens, auditEvents, services, setupCodes, tenants } from "./schema.ts";
 
@@ -630,7 +631,10 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
       unbounded(async () => {
         // The advisory lock is per session, so the lock, the migration and the unlock must
         // share one connection: reserve it from the pool.
-        const reserved = await client.reserve();
+        // The first connection of a start: a missing database or role is said by name here.
+        const reserved = await client.reserve().catch((error: unknown) => {
+          throw connectFailure(error, options.url) ?? error;
+        });
         try {
           await reserved.unsafe("select pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
           try {
