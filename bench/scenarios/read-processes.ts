@@ -1,10 +1,14 @@
 /**
  * The processes scenarios 1, 2 and 6 share: one Intake on a SQLite file with the in-process
  * cache (10,100 services seeded for 6), and for 2 its variants (INTAKE_METRICS=false, an API
- * rate limit configured but unspent) and a second floor process, all on the same data.
+ * rate limit configured but unspent) and a second floor process. The variants serve copies of
+ * the same data: one `serve` holds a SQLite store (src/serving.ts).
  */
+import { Database } from "bun:sqlite";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { type Harness, type Reference, sqlitePath, UNSPENT_LIMIT } from "../lib/harness.ts";
-import { type Bootstrapped, bootstrap, type RunningIntake } from "../lib/intake.ts";
+import { type Bootstrapped, bootstrap, type IntakeSpec, type RunningIntake } from "../lib/intake.ts";
 import { stop } from "../lib/procs.ts";
 import { seedServices } from "../lib/seed.ts";
 
@@ -25,6 +29,19 @@ export interface ReadProcesses {
   stop(): Promise<void>;
 }
 
+/** `spec` with a data dir of its own holding a copy of `from`'s store (checkpointed first). */
+function copyOf(from: IntakeSpec, spec: IntakeSpec): IntakeSpec {
+  const db = new Database(sqlitePath(from));
+  try {
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  } finally {
+    db.close();
+  }
+  mkdirSync(spec.dataDir, { recursive: true, mode: 0o700 });
+  copyFileSync(sqlitePath(from), sqlitePath(spec));
+  return spec;
+}
+
 export async function startReadProcesses(h: Harness, baseline: Reference | null): Promise<ReadProcesses> {
   const { settings, wanted, keys, log, spec, start, stopIntake, startBaseline } = h;
   const readSpec = spec("read");
@@ -40,15 +57,14 @@ export async function startReadProcesses(h: Harness, baseline: Reference | null)
     idsNewestFirst = seeded.idsNewestFirst;
     log(`seeded ${settings.servicesSeeded} services in ${seeded.seconds.toFixed(1)} s`);
   }
-  const intake = await start(readSpec);
+  const variant = (name: string, env: Record<string, string>) =>
+    start(copyOf(readSpec, { ...readSpec, name, dataDir: join(h.workDir, name), env: { ...readSpec.env, ...env } }));
+  // Copied before Intake starts on it, the store's file is at rest.
   // The same data, served with INTAKE_METRICS=false: the cost of metrics (scenario 2).
-  const metricsOff = wanted(2)
-    ? await start({ ...readSpec, name: "read-metrics-off", env: { ...readSpec.env, INTAKE_METRICS: "false" } })
-    : null;
+  const metricsOff = wanted(2) ? await variant("read-metrics-off", { INTAKE_METRICS: "false" }) : null;
   // The same data with INTAKE_RATE_LIMIT_API configured but unspent: the cost of rate limits (2).
-  const limited = wanted(2)
-    ? await start({ ...readSpec, name: "read-limited", env: { ...readSpec.env, INTAKE_RATE_LIMIT_API: UNSPENT_LIMIT } })
-    : null;
+  const limited = wanted(2) ? await variant("read-limited", { INTAKE_RATE_LIMIT_API: UNSPENT_LIMIT }) : null;
+  const intake = await start(readSpec);
   // Off by default: the full table's 15 minutes have no room for it.
   const floorInIntake =
     wanted(2) && settings.floorInIntake
