@@ -21,16 +21,16 @@ import { CORES, noiseSince, snapshot } from "./noise.ts";
 import { signatureHeader } from "./pool.ts";
 import { cleanEnv, freePort, pinProcess, REPO_ROOT, track, waitReady } from "./procs.ts";
 import {
+  againstFloor,
+  beside,
+  besideRow,
   fmtMs,
-  fmtRatio,
   fmtRps,
-  pairedRatio,
   type Row,
+  ratioRow,
   type Sample,
   type ScenarioNoise,
   type Series,
-  type Status,
-  summarize,
 } from "./report.ts";
 import { runWrk, type WrkRun } from "./wrk.ts";
 
@@ -307,47 +307,6 @@ export function createHarness(settings: Settings, wanted: (n: number) => boolean
       log(`  FAILED: ${message}`);
     }
     noises.push({ scenario: n, seconds: (performance.now() - started) / 1000, noise: noiseSince(start) });
-  }
-
-  /** "0.99× side by side (12,000 vs 12,100 req/s), p99 …": a side-by-side pair's ratio of `a` to `b`. */
-  function beside(a: Series, b: Series): string {
-    const [sa, sb] = [summarize(a), summarize(b)];
-    return `${fmtRatio(pairedRatio(a, b))} side by side (${fmtRps(sa.rps)} vs ${fmtRps(sb.rps)} req/s), p99 ${fmtMs(sa.p99Us)} vs ${fmtMs(sb.p99Us)} ms`;
-  }
-
-  /**
-   * The status of a goal whose floor (the least work the contract requires) the same run measured
-   * the same way, given each part of the goal as [Intake meets it, the floor meets it]: "floor
-   * misses" when every part Intake misses, the floor misses too. No implementation of the contract
-   * could then have met it on this machine in this run (issue 17: "where the floor itself misses
-   * it, that shown with the floor's figure from the same run").
-   */
-  function againstFloor(...parts: Array<[intakeMeets: boolean, floorMeets: boolean]>): Status {
-    if (parts.every(([intake]) => intake)) return "met";
-    return parts.every(([intake, floor]) => intake || !floor) ? "floor misses" : "missed";
-  }
-
-  /** A row whose goal is a paired throughput ratio of `measured` to `reference` of at least `goal`. */
-  function ratioRow(scenario: number, title: string, goal: number, measured: Series, reference: Series): Row {
-    const r = pairedRatio(measured, reference);
-    return {
-      scenario,
-      title,
-      goal: `≥ ${goal.toFixed(2)}×`,
-      measured: `${fmtRatio(r)} (${fmtRps(summarize(measured).rps)} vs ${fmtRps(summarize(reference).rps)} req/s)`,
-      status: r >= goal ? "met" : "missed",
-    };
-  }
-
-  /** The same for a pair that ran side by side (see `sideBySide`): `a`'s paired ratio to `b`. */
-  function besideRow(scenario: number, title: string, goal: number, a: Series, b: Series): Row {
-    return {
-      scenario,
-      title,
-      goal: `≥ ${goal.toFixed(2)}×`,
-      measured: beside(a, b),
-      status: pairedRatio(a, b) >= goal ? "met" : "missed",
-    };
   }
 
   /** One request, to fail a scenario early with the reason instead of a wall of non-2xx. */
