@@ -89,13 +89,16 @@ function operatorConfig(command: string, create: boolean): Config {
 }
 
 /** Runs `work` with the domain's tokens over the configured store, closing the store after. */
-async function withTokens(config: Config, work: (tokens: Domain["tokens"]) => Promise<void>): Promise<void> {
+async function withOnboarding(
+  config: Config,
+  work: (onboarding: Domain["onboarding"]) => Promise<void>,
+): Promise<void> {
   const keys = loadKeyMaterial(config);
   const logger = createLogger((line) => process.stderr.write(`${line}\n`), { level: config.logLevel });
   const store = await openStore(config);
   const cache = createMemoryCache();
   try {
-    await work(createDomain({ store, cache, keys, config, logger, clock: systemClock }).tokens);
+    await work(createDomain({ store, cache, keys, config, logger, clock: systemClock }).onboarding);
   } finally {
     await cache.close();
     await store.close();
@@ -108,12 +111,12 @@ async function bootstrap(values: Values) {
   if (!values["tenant-name"] === !values["tenant-id"])
     throw new UsageError("give exactly one of --tenant-name or --tenant-id");
   const config = operatorConfig("bootstrap", values.create === true);
-  await withTokens(config, async (tokens) => {
+  await withOnboarding(config, async (onboarding) => {
     const name = values["tenant-name"];
     const made =
       typeof name === "string"
-        ? await tokens.bootstrapTenant({ name, permissionMode: mode })
-        : { ...(await tokens.mintRecoveryToken(values["tenant-id"] as string)), sameName: 0 };
+        ? await onboarding.bootstrapTenant({ name, permissionMode: mode })
+        : { ...(await onboarding.mintRecoveryToken(values["tenant-id"] as string)), sameName: 0 };
     const where = describeStore(config.database);
     if (made.sameName > 0) {
       note(
@@ -174,8 +177,8 @@ async function setupLink(values: Values) {
   const base = (typeof given === "string" ? given : linkBase(config)).replace(/\/+$/, "");
   if (!URL.canParse(base))
     throw new UsageError(`--base-url must be an absolute URL such as https://intake.example.com (got "${base}")`);
-  await withTokens(config, async (tokens) => {
-    const made = await tokens.issueSetupCode({ expiresInSeconds: expiresIn });
+  await withOnboarding(config, async (onboarding) => {
+    const made = await onboarding.issueSetupCode({ expiresInSeconds: expiresIn });
     // The code rides in the fragment: browsers never send it, so no access log can hold it.
     const out = { url: `${base}/console/setup#code=${made.code}`, expires_at: new Date(made.expiresAt).toISOString() };
     if (values.json) process.stdout.write(`${JSON.stringify(out)}\n`);
