@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Harness, type Reference, sqlitePath, UNSPENT_LIMIT } from "../lib/harness.ts";
+import { type Harness, type Reference, sqlitePath, type Target, UNSPENT_LIMIT } from "../lib/harness.ts";
 import {
   BENCH_TOLERANCE_SECONDS,
   type Bootstrapped,
@@ -18,8 +18,24 @@ import {
   type RunningIntake,
 } from "../lib/intake.ts";
 import { writePool } from "../lib/pool.ts";
-import { memoryOf, REPO_ROOT, stop } from "../lib/procs.ts";
-import { fmtMs, fmtRatio, fmtRps, pairedRatio, type Series, summarize } from "../lib/report.ts";
+import { memoryOf, processCpuNs, REPO_ROOT, stop } from "../lib/procs.ts";
+import { fmtMs, fmtRatio, fmtRps, median, pairedRatio, type Series, summarize } from "../lib/report.ts";
+
+/**
+ * `target`, also recording the server's CPU µs per request of each run (all its threads) in
+ * `into`: the first entry is the warm-up's.
+ */
+function withCpu(target: Target, pid: number, into: number[]): Target {
+  return {
+    ...target,
+    async run(durationS) {
+      const before = processCpuNs(pid);
+      const sample = await target.run(durationS);
+      into.push((processCpuNs(pid) - before) / 1000 / Math.max(1, sample.requests));
+      return sample;
+    },
+  };
+}
 
 export async function run(h: Harness, baseline: Reference | null): Promise<void> {
   const {
@@ -114,11 +130,16 @@ export async function run(h: Harness, baseline: Reference | null): Promise<void>
       const BARE = "independent floor: Bun.serve + signature + JSON check + bun:sqlite group commit";
 
       // One after the other: each against the bare POST, and Intake's p99 under the load alone.
+      // Each server's CPU per event, one after the other: what an event costs it, which a
+      // machine busy with other work disturbs less than the throughput (bench/README.md,
+      // "Where the ingest gap goes").
+      const bareCpu: number[] = [];
+      const groupCpu: number[] = [];
       const [base, bareSeries, grp, perReq] = await interleave(3, [
         // The same signed requests: the baseline reads the body and ignores the rest.
         ingestTarget("baseline POST 1 KiB", baseline.url, g.file),
-        ingestTarget(BARE, bare.url, barePool),
-        ingestTarget(GROUP, g.intake.url, g.file),
+        withCpu(ingestTarget(BARE, bare.url, barePool), bare.child.pid, bareCpu),
+        withCpu(ingestTarget(GROUP, g.intake.url, g.file), g.intake.pid, groupCpu),
         ingestTarget("Intake ingest, per_request commit", p.intake.url, p.file),
       ]);
       // Side by side: the goals that compare Intake with a floor or with a variant of itself.
@@ -169,6 +190,14 @@ export async function run(h: Harness, baseline: Reference | null): Promise<void>
         title: "… the independent floor (bench/floor-ingest-bare.ts, none of Intake's code) vs bare POST",
         goal: "(reported)",
         measured: `${fmtRatio(floorBare)} (${fmtRps(fls.rps)} req/s), p99 ${fmtMs(fls.p99Us)} ms`,
+        status: "reported",
+      });
+      const [bareRounds, groupRounds] = [bareCpu.slice(1), groupCpu.slice(1)];
+      rows.push({
+        scenario: 3,
+        title: "… server CPU per event, one after the other: the independent floor's over Intake's",
+        goal: "(reported)",
+        measured: `${fmtRatio(median(groupRounds.map((c, k) => (bareRounds[k] as number) / c)))} (${median(bareRounds).toFixed(1)} vs ${median(groupRounds).toFixed(1)} µs per event)`,
         status: "reported",
       });
       // Issue 29: the floor that shares Intake's store path cannot see what that path costs.
