@@ -68,6 +68,9 @@ export function unpackBatch(packed: PackedBatch): NewEvent[] {
   const ids = packed.ids.split("\n");
   const tenantIds = packed.tenantIds.split("\n");
   const serviceIds = packed.serviceIds.split("\n");
+  const n = packed.ends.length;
+  if (ids.length !== n || tenantIds.length !== n || serviceIds.length !== n)
+    throw new Error("sqlite event writer: a packed batch's columns disagree in length");
   let start = 0;
   return ids.map((id, i) => {
     const end = packed.ends[i] as number;
