@@ -34,8 +34,11 @@ const TAGS = [
   { name: "Services", description: "Senders of events and their signing secrets" },
   { name: "Ingest", description: "Signed events from senders, and what was stored" },
   { name: "Tenant", description: "The caller's tenant" },
+  { name: "Feed", description: "The tenant's events in order: pages, long polls, a live stream" },
   { name: "Audit log", description: "One event per successful change, newest first" },
+  { name: "Setup", description: "A new tenant from a one-time setup code (the console's setup page)" },
   { name: "Health", description: "Liveness probe" },
+  { name: "Observability", description: "Prometheus metrics (outside /v1; docs/operations.md)" },
 ];
 
 const SECURITY_SCHEMES = {
@@ -66,12 +69,14 @@ interface Parameter {
   name: string;
   in: string;
   required?: boolean;
+  description?: string;
   schema?: Json;
 }
 interface Operation {
   operationId?: string;
+  description?: string;
   parameters?: Parameter[];
-  requestBody?: { content?: Record<string, { schema?: Json; example?: unknown }> };
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: Json; example?: unknown }> };
   responses?: Record<string, Json>;
 }
 type Paths = Record<string, Record<string, Operation> | undefined>;
@@ -96,7 +101,8 @@ function addDetailResponses(paths: Paths, routes: RouteRecord[]) {
     const extra = route.hooks?.detail?.responses;
     const operation = paths[openApiPath(route.path)]?.[route.method.toLowerCase()];
     if (!extra || !operation) continue;
-    operation.responses = { ...extra, ...operation.responses };
+    // What the declaration says wins: the generator would call a string answer text/plain.
+    operation.responses = { ...operation.responses, ...extra };
   }
 }
 
@@ -125,6 +131,38 @@ const HEADERS: Record<string, Json> = {
     schema: { type: "string" },
   },
   Allow: { description: "The methods the path does answer", schema: { type: "string", examples: ["GET, PATCH"] } },
+};
+
+/**
+ * `GET /metrics` (docs/operations.md): outside /v1 and outside the declared operations (no
+ * token, no rate limit, not an RPC method), so it is written here.
+ */
+const METRICS_PATH: Json = {
+  "/metrics": {
+    get: {
+      operationId: "GetMetrics",
+      summary: "Prometheus metrics of this instance",
+      description:
+        "The Prometheus text exposition format 0.0.4 (HTTP series by route template, ingest outcomes, cache answers, " +
+        "process figures), for a Prometheus server to scrape. No token: keep the port off the public internet " +
+        "(docs/operations.md). Absent when INTAKE_METRICS=false.",
+      tags: ["Observability"],
+      security: [],
+      responses: {
+        "200": {
+          description: "OK",
+          headers: { "X-Request-Id": ref("headers", "X-Request-Id") },
+          content: {
+            "text/plain; version=0.0.4": {
+              schema: { type: "string" },
+              example:
+                '# HELP intake_build_info The running version; always 1.\n# TYPE intake_build_info gauge\nintake_build_info{version="0.1.0"} 1\n',
+            },
+          },
+        },
+      },
+    },
+  },
 };
 
 const STATUS_TEXT: Record<number, string> = {
@@ -196,11 +234,19 @@ function describeOperations(paths: Paths, declared: readonly Declared[]) {
           parameter.required = true;
           delete parameter.schema["x-required"];
         }
+        // On the parameter, where renderers show it (Scalar ignores a header schema's description).
+        if (parameter.description === undefined && typeof parameter.schema?.description === "string") {
+          parameter.description = parameter.schema.description;
+          delete parameter.schema.description;
+        }
       }
-      for (const media of Object.values(operation.requestBody?.content ?? {})) {
+      const body = operation.requestBody;
+      for (const media of Object.values(body?.content ?? {})) {
         const examples = media.schema?.examples as unknown[] | undefined;
-        if (examples?.[0] !== undefined) media.example = examples[0];
+        if (media.example === undefined && examples?.[0] !== undefined) media.example = examples[0];
       }
+      // A body of optional fields may be `{}` or absent (body.ts reads no bytes as `{}`).
+      if (body && row?.body === "json") body.required = requiresFields(row.schemas.body);
       // A route without a declaration keeps no error responses and no operationId: the test names it.
       const responses: Record<string, Json> = {};
       const limited = row?.limited !== false;
@@ -218,14 +264,57 @@ function describeOperations(paths: Paths, declared: readonly Declared[]) {
         };
       }
       if (row) {
+        operation.description ??= row.doc.description;
         operation.operationId = operationIdOf(row);
         for (const [status, codes] of Object.entries(errorCodesOf(row))) {
           responses[status] = errorResponse(Number(status), codes ?? [], limited);
         }
       }
-      operation.responses = responses;
+      const first = row?.doc.shownFirst;
+      operation.responses = first === undefined ? responses : inOrder(responses, [String(first)]);
     }
   }
+}
+
+const requiresFields = (schema: unknown) =>
+  ((schema as { required?: unknown[] } | undefined)?.required?.length ?? 0) > 0;
+
+/**
+ * Keys written in this order first (JSON.stringify would put integer-like keys such as "200"
+ * before "202" whatever the insertion order); `orderedJson` honours it.
+ */
+const KEY_ORDER = Symbol("key order");
+function inOrder<T extends Json>(object: T, first: string[]): T {
+  return Object.assign(object, { [KEY_ORDER]: [...first, ...Object.keys(object).filter((k) => !first.includes(k))] });
+}
+
+/** JSON.stringify, except that an object marked by `inOrder` keeps its key order. */
+function orderedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : orderedJson(v))).join(",")}]`;
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
+  const keys = (value as { [KEY_ORDER]?: string[] })[KEY_ORDER] ?? Object.keys(value);
+  const fields: string[] = [];
+  for (const key of keys) {
+    const field = (value as Json)[key];
+    if (field !== undefined) fields.push(`${JSON.stringify(key)}:${orderedJson(field)}`);
+  }
+  return `{${fields.join(",")}}`;
+}
+
+/**
+ * Elysia's `t.Integer`/`t.Numeric` are generated as `anyOf: [string with format integer|numeric,
+ * number]` (Elysia can coerce a string), with an invalid `default: 0` on the string branch. A
+ * JSON body's number is a JSON number (SPEC §20): the number branch alone, with the bounds and
+ * description given beside the `anyOf`.
+ */
+function plainNumber(node: Json): Json | null {
+  const anyOf = node.anyOf as Json[] | undefined;
+  if (anyOf?.length !== 2) return null;
+  const text = anyOf.find((b) => b.type === "string" && (b.format === "integer" || b.format === "numeric"));
+  const number = anyOf.find((b) => b.type === "integer" || b.type === "number");
+  if (!text || !number) return null;
+  const { anyOf: _, ...beside } = node;
+  return { ...beside, ...number };
 }
 
 /**
@@ -242,6 +331,8 @@ function liftMarkers(node: unknown, schemas: Record<string, unknown>): unknown {
     Object.assign(out, keywords);
     delete out["x-limits"];
   }
+  const numeric = plainNumber(out);
+  if (numeric) return numeric;
   const name = out["x-component"];
   if (typeof name !== "string") return out;
   delete out["x-component"];
@@ -317,6 +408,8 @@ export interface ApiDocsOptions {
   routes: () => readonly unknown[];
   /** The /v1 operations as declared: their ids, error codes and rate-limit headers. */
   operations: readonly Declared[];
+  /** Whether `GET /metrics` is served (INTAKE_METRICS): then it is documented too. */
+  metrics: boolean;
 }
 
 export function apiDocsRoutes(options: ApiDocsOptions) {
@@ -343,21 +436,14 @@ export function apiDocsRoutes(options: ApiDocsOptions) {
       const lifted = liftMarkers({ paths, schemas: generated.components?.schemas ?? {} }, schemas) as Json;
       // The error object is referenced from every error response, never from a route schema.
       liftMarkers(ErrorResponse, schemas);
-      const rest = JSON.stringify({
+      const rest = orderedJson({
         info: { title: "Intake API", version: options.version, description: DESCRIPTION },
         tags: TAGS,
-        paths: lifted.paths,
+        paths: options.metrics ? { ...(lifted.paths as Json), ...METRICS_PATH } : lifted.paths,
         components: {
           securitySchemes: SECURITY_SCHEMES,
           schemas: { ...(lifted.schemas as Json), ...Object.fromEntries(Object.entries(schemas).sort()) },
           headers: HEADERS,
-          responses: {
-            MethodNotAllowed: {
-              description: "A known path called with a method it does not answer: `code` is `method_not_allowed`",
-              headers: { Allow: ref("headers", "Allow"), "X-Request-Id": ref("headers", "X-Request-Id") },
-              content: { "application/json": { schema: ref("schemas", "Error") } },
-            },
-          },
         },
       });
       cached = { routeCount: routes.length, rest: rest.slice(1) };

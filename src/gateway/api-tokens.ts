@@ -47,7 +47,12 @@ export function apiTokenOperations({ domain }: OperationDeps): Operation[] {
       body: "json",
       errors: { 403: ["role_escalation"] },
       schemas: { body: CreateApiTokenBody, response: { 201: CreatedApiToken } },
-      doc: { summary: "Mint a token (its credential is shown only here)", tag },
+      doc: {
+        summary: "Mint a token (its credential is shown only here)",
+        description:
+          "Mints a bearer token for the caller's tenant. `scope` defaults to read_only and `role` to member; in role_based mode a token cannot mint a role above its own (403 role_escalation). `expires_at` (RFC 3339, any offset) must lie in the future; null or absent: no expiry. The credential is in `token` of this answer only.",
+        tag,
+      },
       handle: async (call) => {
         const { body } = call;
         const { record, token } = await tokens.issueToken(
@@ -65,7 +70,12 @@ export function apiTokenOperations({ domain }: OperationDeps): Operation[] {
       native: "tokenPage",
       errors: { 400: ["invalid_request"] },
       schemas: { query: TokenPageQuery, response: { 200: listOf(ApiTokenRecord, "ApiTokenList") } },
-      doc: { summary: "List tokens, newest first", tag },
+      doc: {
+        summary: "List tokens, newest first",
+        description:
+          "A page of the tenant's tokens, newest first, never their credentials. Revoked tokens are left out unless `include_revoked=true`; follow `next_cursor` for the next page.",
+        tag,
+      },
       handle: async (call) => {
         const { limit, cursor, include_revoked } = call.query;
         const page = await tokens.listTokens(caller(call), { limit, cursor, includeRevoked: include_revoked ?? false });
@@ -79,7 +89,11 @@ export function apiTokenOperations({ domain }: OperationDeps): Operation[] {
       native: "none",
       errors: { 404: ["not_found"] },
       schemas: { params: IdParams, response: { 200: ApiTokenRecord } },
-      doc: { summary: "Get a token's record (never its credential)", tag },
+      doc: {
+        summary: "Get a token's record (never its credential)",
+        description: "A token of the caller's tenant by its tok_ id; any other id, or another tenant's token, is 404.",
+        tag,
+      },
       handle: async (call) => json(200, tokenJson(await tokens.getToken(caller(call), call.params.id))),
     }),
     operation({
@@ -88,7 +102,12 @@ export function apiTokenOperations({ domain }: OperationDeps): Operation[] {
       rpc: "intake.v1.ApiTokenService/RevokeApiToken",
       errors: { 403: ["role_escalation"], 404: ["not_found"], 409: ["last_owner_token"] },
       schemas: { params: IdParams, response: { 200: ApiTokenRecord } },
-      doc: { summary: "Revoke a token (idempotent; refused for the last active owner read_write token)", tag },
+      doc: {
+        summary: "Revoke a token (idempotent; refused for the last active owner read_write token)",
+        description:
+          "Revokes at once on every instance; revoking a revoked token answers its record again. Refused with 409 last_owner_token when it is the tenant's last active owner read_write token that does not expire.",
+        tag,
+      },
       handle: async (call) =>
         json(200, tokenJson(await tokens.revokeToken(caller(call), call.params.id, call.x.requestId))),
     }),

@@ -13,7 +13,12 @@ export function auditOperations({ domain }: OperationDeps): Operation[] {
       rpc: "intake.v1.AuditService/ListAuditEvents",
       errors: { 400: ["invalid_request"] },
       schemas: { query: AuditPageQuery, response: { 200: listOf(AuditEventRecord, "AuditEventList") } },
-      doc: { summary: "List audit events, newest first (owner or admin in role_based mode)", tag: "Audit log" },
+      doc: {
+        summary: "List audit events, newest first (owner or admin in role_based mode)",
+        description:
+          "One event per successful change (tokens, services, the tenant, incidents), newest first, filtered by `action` and `target_id` when given; follow `next_cursor` for the next page.",
+        tag: "Audit log",
+      },
       handle: async (call) => {
         const { query } = call;
         const page = await audit.listAuditEvents(caller(call), {

@@ -163,17 +163,29 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
       errors: { 400: ["invalid_request"], 404: ["not_found"] },
       schemas: {
         query: StreamQuery,
-        response: {
-          200: t.String({
-            description:
-              "text/event-stream: per event `id: <cursor>`, `event: event`, `data: <event JSON>`; `: keep-alive` comments; " +
-              "a last `event: end` says why the stream ended",
-          }),
-        },
+        // Documented in `doc.responses`: the generator would call a string answer text/plain.
+        response: {},
       },
       doc: {
         summary: "Follow the tenant's feed live (Server-Sent Events; resume with Last-Event-ID)",
+        description:
+          "Server-Sent Events: each event as `id: <cursor>`, `event: event`, `data: <event JSON on one line>`; " +
+          "`: keep-alive` comments while idle; a last `event: end` (`data` an error object) says why the stream ended " +
+          "(a token revoked or expired, a filtered service deleted). Reconnect with `Last-Event-ID` to resume.",
         tag,
+        responses: {
+          200: {
+            description: "The stream, open until the caller or the server ends it",
+            content: {
+              "text/event-stream": {
+                schema: {
+                  type: "string",
+                  description: "SSE messages `id: <cursor>`, `event: event`, `data: <event JSON>`, and comments",
+                },
+              },
+            },
+          },
+        },
         parameters: [
           {
             name: "Last-Event-ID",
@@ -212,7 +224,12 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
       rpc: "intake.v1.IngestService/GetEvent",
       errors: { 404: ["not_found"] },
       schemas: { params: IdParams, response: { 200: EventRecordSchema } },
-      doc: { summary: "Get one stored event", tag },
+      doc: {
+        summary: "Get one stored event",
+        description:
+          "An event of the caller's tenant by its evt_ id, its payload embedded verbatim; any other id, or another tenant's event, is 404.",
+        tag,
+      },
       handle: async (call) => {
         const event = await feed.getEvent(caller(call), call.params.id);
         return new Response(eventsJson("", [event], ""), { headers: { "content-type": JSON_TYPE } });

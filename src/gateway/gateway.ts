@@ -212,7 +212,14 @@ export async function createGateway(deps: GatewayDeps) {
   if (deps.metrics) app.use(metricsRoutes(deps.metrics));
   // Last: the document is generated from every route mounted before it.
   if (deps.apiDocs) {
-    app.use(apiDocsRoutes({ version: deps.apiDocs.version, routes: () => app.routes, operations }));
+    app.use(
+      apiDocsRoutes({
+        version: deps.apiDocs.version,
+        routes: () => app.routes,
+        operations,
+        metrics: Boolean(deps.metrics),
+      }),
+    );
   }
 
   const fetch = (request: Request): Response | Promise<Response> => app.handle(request);

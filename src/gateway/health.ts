@@ -14,7 +14,12 @@ export function healthOperations(version: string): Operation[] {
       native: "none",
       limited: false,
       schemas: { response: { 200: Health } },
-      doc: { summary: "Liveness probe and deployed version", tag: "Health" },
+      doc: {
+        summary: "Liveness probe and deployed version",
+        description:
+          "No token, no store and no cache: it answers 200 once every configured listener accepts connections. Never rate limited.",
+        tag: "Health",
+      },
       handle: () => new Response(body, { headers: { "content-type": JSON_TYPE } }),
     }),
   ];

@@ -13,9 +13,16 @@ import { component, IdParams, limits, listOf, PageQuery, requiredHeader, Service
 const EventId = t.String({ description: "evt_ + 32 hex", examples: ["evt_0193a1b2c3d4e5f60718293a4b5c6d7e"] });
 const receivedAt = t.String({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
 
+/** What a sender might post: shown as the payload example instead of a generated placeholder. */
+const PAYLOAD_EXAMPLE = { type: "invoice.paid", data: { invoice: "in_1042", amount: 4200, currency: "eur" } };
+
 const AnyJsonObject = t.Object(
   {},
-  { additionalProperties: true, description: "any JSON object, stored as the exact bytes received" },
+  {
+    additionalProperties: true,
+    description: "any JSON object, stored as the exact bytes received",
+    examples: [PAYLOAD_EXAMPLE],
+  },
 );
 
 export const IngestAccepted = t.Object(
@@ -37,7 +44,10 @@ export const EventRecordSchema = t.Object(
     service_id: ServiceId,
     received_at: receivedAt,
     idempotency_key: t.Union([t.String(), t.Null()]),
-    payload: t.Object({}, { additionalProperties: true, description: "the stored body, embedded verbatim" }),
+    payload: t.Object(
+      {},
+      { additionalProperties: true, description: "the stored body, embedded verbatim", examples: [PAYLOAD_EXAMPLE] },
+    ),
   },
   component("Event"),
 );
@@ -48,9 +58,13 @@ const IngestHeaders = t.Object(
   {
     "x-service-signature": t.Optional(
       t.String({
+        // In code spans: Markdown renderers would take `<unix seconds>` for an HTML tag and drop it.
         description:
-          "t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of `<t>.<raw body>` keyed with the whole whsec_ secret>[,v1=...] (Stripe's scheme)",
+          "`t=<unix seconds>,v1=<hex>[,v1=<hex>...]` (Stripe's scheme): each `<hex>` the lowercase hex HMAC-SHA256 of " +
+          "`<t>.<raw body>` keyed with the whole `whsec_` secret; one matching `v1` suffices, other schemes are ignored. " +
+          "Missing or wrong: 401 invalid_signature.",
         examples: ["t=1795860000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"],
+        ...limits({ minLength: 1, maxLength: 8192 }),
         ...requiredHeader(),
       }),
     ),
@@ -95,10 +109,15 @@ export function ingestOperations({ domain, limits: caps }: OperationDeps): Opera
           "Checks in order: 413 payload_too_large → 401 invalid_signature → 429 rate_limited (the service's limit, counted only once the signature verifies) → 409 ingestion_paused → 400 invalid_request. " +
           "Any Content-Type is accepted; the body must be a UTF-8 JSON object. 202 only once the event is committed.",
         tag: "Ingest",
+        shownFirst: 202,
         requestBody: {
           required: true,
-          description: `A JSON object, at most INTAKE_MAX_EVENT_BYTES (this deployment: ${limit}) bytes`,
-          content: { "application/json": { schema: AnyJsonObject } },
+          description: `A JSON object, at most INTAKE_MAX_EVENT_BYTES (this deployment: ${limit}) bytes, under any Content-Type`,
+          content: {
+            "application/json": { schema: AnyJsonObject, example: PAYLOAD_EXAMPLE },
+            // Senders' Content-Types vary and none is refused: the bytes must be a JSON object whatever it says.
+            "*/*": { schema: AnyJsonObject, example: PAYLOAD_EXAMPLE },
+          },
         },
       },
       handle: async ({ x, request, params }) => {
@@ -134,7 +153,12 @@ export function ingestOperations({ domain, limits: caps }: OperationDeps): Opera
       rpc: "intake.v1.IngestService/ListEvents",
       errors: { 400: ["invalid_request"], 404: ["not_found"] },
       schemas: { params: IdParams, query: PageQuery, response: { 200: listOf(EventRecordSchema, "EventList") } },
-      doc: { summary: "List a service's stored events, newest first", tag: "Ingest" },
+      doc: {
+        summary: "List a service's stored events, newest first",
+        description:
+          "A page of one service's stored events, newest first, each payload embedded verbatim; an unknown service is 404. Follow `next_cursor` for the next page.",
+        tag: "Ingest",
+      },
       handle: async (call) => {
         const page = await ingest.listEvents(caller(call), call.params.id, {
           limit: call.query.limit,

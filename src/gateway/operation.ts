@@ -58,12 +58,17 @@ export interface OperationDeps {
 
 interface Doc {
   summary: string;
-  description?: string;
+  /** What a caller needs beyond the summary: the rules, the check order, what a status means. */
+  description: string;
+  /** Declared in api-docs.ts `TAGS` (the linters refuse an undeclared tag). */
   tag: string;
   /** OpenAPI extras the schemas cannot say (a header parameter, a raw request body, a bodiless 204). */
   parameters?: unknown[];
   requestBody?: unknown;
-  responses?: Record<number, { description: string }>;
+  /** A response the schemas cannot say (a bodiless 204; a stream's media type): it replaces the generated one. */
+  responses?: Record<number, { description: string; content?: Record<string, unknown> }>;
+  /** The success status listed first when there are two (ingest: 202, then the 200 duplicate). */
+  shownFirst?: number;
 }
 
 export interface Operation {

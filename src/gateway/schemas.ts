@@ -9,14 +9,19 @@ import { MAX_LIMIT, MAX_WINDOW_SECONDS } from "../domain/rate-limits.ts";
  * Documentation-only markers, read by api-docs.ts when it builds the document and invisible to
  * validation (TypeBox ignores unknown keys):
  * - `component(name)`: the schema becomes `#/components/schemas/<name>` and is referenced.
- * - `limits({...})`: JSON Schema keywords (`minLength`, `maxLength`, `pattern`) put into the
- *   document for a rule the domain enforces (names count code points after trimming; the RPC
+ * - `limits({...})`: JSON Schema keywords (`minLength`, `maxLength`, `pattern`, `format`) put into
+ *   the document for a rule the domain enforces (names count code points after trimming; the RPC
  *   surface must apply the same rule, so it is not Elysia's to check).
  * - `requiredHeader()`: the header parameter is documented as required although the route
  *   accepts its absence, to answer it with the domain's own 401 in the right check order.
  */
 export const component = (name: string) => ({ "x-component": name });
-export const limits = (keywords: { minLength?: number; maxLength?: number; pattern?: string }) => ({
+export const limits = (keywords: {
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: "date-time";
+}) => ({
   "x-limits": keywords,
 });
 export const requiredHeader = () => ({ "x-required": true });
@@ -74,6 +79,9 @@ export const CreateApiTokenBody = t.Object(
       t.Union([
         t.String({
           description: "RFC 3339, any offset; must be in the future and no later than 9999-12-31T23:59:59.999Z",
+          examples: ["2027-01-31T23:59:59Z"],
+          // The handler judges it (api-tokens.ts), naming the field and the expected form.
+          ...limits({ format: "date-time" }),
         }),
         t.Null(),
       ]),
@@ -260,7 +268,16 @@ export const AuditPageQuery = t.Object(
   {
     ...pageFields,
     action: t.Optional(auditAction),
-    target_id: t.Optional(t.String({ minLength: 1, description: "a tok_ or svc_ id, or the tenant id" })),
+    target_id: t.Optional(
+      t.String({
+        minLength: 1,
+        description: "a tok_, svc_ or inc_ id, or the tenant id (a raw UUID)",
+        // The domain judges it (400 naming target_id); the document states the same rule.
+        ...limits({
+          pattern: "^(?:(?:tok|svc|inc)_[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$",
+        }),
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -288,4 +305,5 @@ export const ErrorResponse = t.Object(
   { description: "Every error, in one shape", ...component("Error") },
 );
 
-export const IdParams = t.Object({ id: t.String() });
+/** A path id: never empty (an empty segment routes elsewhere); an unknown or malformed one is 404. */
+export const IdParams = t.Object({ id: t.String(limits({ minLength: 1 })) });

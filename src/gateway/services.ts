@@ -41,7 +41,12 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       body: "json",
       errors: { 409: ["service_name_taken"] },
       schemas: { body: CreateServiceBody, response: { 201: CreatedService } },
-      doc: { summary: "Register a service (its signing secret is shown only here)", tag },
+      doc: {
+        summary: "Register a service (its signing secret is shown only here)",
+        description:
+          "Registers a sender. `service_name` is unique within the tenant (409 service_name_taken) and immutable. The signing secret is in `signing_secret` of this answer only; `is_monitored` defaults to true.",
+        tag,
+      },
       handle: async (call) => {
         const { record, signingSecret } = await services.createService(
           caller(call),
@@ -58,7 +63,12 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       native: "page",
       errors: { 400: ["invalid_request"] },
       schemas: { query: PageQuery, response: { 200: listOf(ServiceRecordSchema, "ServiceList") } },
-      doc: { summary: "List services, newest first", tag },
+      doc: {
+        summary: "List services, newest first",
+        description:
+          "A page of the tenant's services, newest first, each secret only as its prefix; follow `next_cursor` for the next page.",
+        tag,
+      },
       // No async layer of its own while the list is held (domain/maybe.ts).
       handle: (call) =>
         andThen(services.listServices(caller(call), { limit: call.query.limit, cursor: call.query.cursor }), (page) =>
@@ -72,7 +82,12 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       native: "none",
       errors: { 404: ["not_found"] },
       schemas: { params: IdParams, response: { 200: ServiceRecordSchema } },
-      doc: { summary: "Get a service (the secret only as its prefix)", tag },
+      doc: {
+        summary: "Get a service (the secret only as its prefix)",
+        description:
+          "A service of the caller's tenant by its svc_ id; any other id, or another tenant's service, is 404.",
+        tag,
+      },
       handle: async (call) => json(200, serviceJson(await services.getService(caller(call), call.params.id))),
     }),
     operation({
@@ -82,7 +97,12 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       body: "json",
       errors: { 400: ["service_name_immutable"], 404: ["not_found"] },
       schemas: { params: IdParams, body: UpdateServiceBody, response: { 200: ServiceRecordSchema } },
-      doc: { summary: "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit", tag },
+      doc: {
+        summary: "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit",
+        description:
+          "Changes only the fields sent; an empty body or `{}` changes nothing and answers the record. `is_monitored: false` pauses ingestion (ingest answers 409 ingestion_paused); `rate_limit` sets the service's own limit, null returns it to the deployment's default. Naming `service_name` is 400 service_name_immutable.",
+        tag,
+      },
       exists: (call) => services.getService(caller(call), call.params.id),
       handle: async (call) => {
         const { body } = call;
@@ -112,6 +132,7 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       schemas: { params: IdParams, response: {} },
       doc: {
         summary: "Delete a service and its events (owner only in role_based mode)",
+        description: "Deletes the service, its signing secrets and its stored events; its id is then 404 everywhere.",
         tag,
         responses: { 204: { description: "Deleted" } },
       },
@@ -126,7 +147,12 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       rpc: "intake.v1.ServiceRegistryService/RotateSigningSecret",
       errors: { 404: ["not_found"] },
       schemas: { params: IdParams, response: { 201: SecretRotation } },
-      doc: { summary: "Rotate the signing secret; the previous one verifies for the grace window", tag },
+      doc: {
+        summary: "Rotate the signing secret; the previous one verifies for the grace window",
+        description:
+          "Issues a new signing secret, shown in this answer only. Signatures made with the previous secret keep verifying until `previous_secret_expires_at`. No request body.",
+        tag,
+      },
       handle: async (call) => {
         const { record, signingSecret } = await services.rotateSigningSecret(
           caller(call),

@@ -19,7 +19,11 @@ export function tenantOperations({ domain }: OperationDeps): Operation[] {
       rpc: "intake.v1.TenantService/GetTenant",
       native: "none",
       schemas: { response: { 200: TenantRecordSchema } },
-      doc: { summary: "The caller's tenant (exactly id, name, permission_mode, created_at)", tag },
+      doc: {
+        summary: "The caller's tenant (exactly id, name, permission_mode, created_at)",
+        description: "The tenant the bearer token belongs to.",
+        tag,
+      },
       // Synchronous from the cached tenant to the answer (domain/maybe.ts).
       handle: (call) => andThen(tenants.getTenant(caller(call)), (record) => jsonText(200, tenantText(record))),
     }),
@@ -30,7 +34,12 @@ export function tenantOperations({ domain }: OperationDeps): Operation[] {
       body: "json",
       errors: { 400: ["permission_mode_immutable"] },
       schemas: { body: UpdateTenantBody, response: { 200: TenantRecordSchema } },
-      doc: { summary: "Rename the tenant (owner only in role_based mode)", tag },
+      doc: {
+        summary: "Rename the tenant (owner only in role_based mode)",
+        description:
+          "Changes only the fields sent; an empty body or `{}` changes nothing and answers the record. `permission_mode` is fixed at setup: naming it is 400 permission_mode_immutable.",
+        tag,
+      },
       handle: async (call) => {
         const { body } = call;
         const record = await tenants.renameTenant(
