@@ -326,6 +326,8 @@ function liftMarkers(node: unknown, schemas: Record<string, unknown>): unknown {
   if (typeof node !== "object" || node === null) return node;
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) out[key] = liftMarkers(value, schemas);
+  const order = (node as { [KEY_ORDER]?: string[] })[KEY_ORDER];
+  if (order) Object.assign(out, { [KEY_ORDER]: order });
   const keywords = out["x-limits"];
   if (keywords && typeof keywords === "object") {
     Object.assign(out, keywords);

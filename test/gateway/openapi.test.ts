@@ -338,3 +338,98 @@ test("every request body example in the document is accepted as it stands (2xx)"
   }
   expect(tried).toBe(5);
 });
+
+// Issue 33: what Spectral, Redocly and a reader of /docs found (the linters themselves run in
+// `bun run openapi:lint`, in CI).
+
+test("every operation has a description and every tag it names is declared", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  const declared = new Set(doc.tags.map((tag: Any) => tag.name));
+  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, Any>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      expect(op.description?.length, `${method} ${path}`).toBeGreaterThan(20);
+      for (const tag of op.tags) expect(declared.has(tag), `${method} ${path}: tag ${tag}`).toBe(true);
+    }
+  }
+});
+
+test("a body of optional fields is not required (PATCH takes {} or nothing); a body with required fields is", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  expect(doc.paths["/v1/tenant"].patch.requestBody.required).toBe(false);
+  expect(doc.paths["/v1/services/{id}"].patch.requestBody.required).toBe(false);
+  expect(doc.paths["/v1/services"].post.requestBody.required).toBe(true);
+  expect(doc.paths["/v1/api_tokens"].post.requestBody.required).toBe(true);
+  expect((await world.request("PATCH", "/v1/tenant")).status).toBe(200);
+});
+
+test("ingest takes any Content-Type, lists the 202 before the 200 duplicate, and its payload examples are objects a sender posts", async () => {
+  world = await createWorld();
+  const res = await world.request("GET", "/openapi.json", { token: null });
+  const ingest = (res.body as Any).paths["/v1/ingest/{service_id}"].post;
+  expect(Object.keys(ingest.requestBody.content)).toEqual(["application/json", "*/*"]);
+  // Object.keys would sort "200" before "202" whatever the text says: read the text.
+  const responses = res.text.slice(res.text.indexOf('"/v1/ingest/{service_id}"'));
+  expect(responses.indexOf('"202":')).toBeLessThan(responses.indexOf('"200":'));
+  expect(ingest.requestBody.content["application/json"].example).toMatchObject({ type: "invoice.paid" });
+  expect(res.text).not.toContain("additionalProperty");
+  expect((res.body as Any).components.schemas.Event.properties.payload.examples[0]).toMatchObject({
+    type: "invoice.paid",
+  });
+});
+
+test("descriptions keep `<...>` inside code spans, so /docs shows `t=<unix seconds>` instead of eating it as HTML", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  const descriptions: string[] = [];
+  const walk = (node: Any) => {
+    if (Array.isArray(node)) node.forEach(walk);
+    else if (node && typeof node === "object") {
+      if (typeof node.description === "string") descriptions.push(node.description);
+      Object.values(node).forEach(walk);
+    }
+  };
+  walk(doc);
+  for (const text of descriptions) {
+    const outsideCode = text.split("`").filter((_, i) => i % 2 === 0);
+    expect(outsideCode.join(" "), text).not.toMatch(/<[a-z]/i);
+  }
+  const signature = doc.paths["/v1/ingest/{service_id}"].post.parameters.find(
+    (p: Any) => p.name === "x-service-signature",
+  );
+  expect(signature.description).toStartWith("`t=<unix seconds>,v1=<hex>");
+  expect(signature.required).toBe(true);
+});
+
+test("formats and patterns: expires_at is date-time, target_id and {id} constrained, no string branch for integers", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  const schemas = doc.components.schemas;
+  expect(JSON.stringify(schemas.CreateApiTokenRequest.properties.expires_at)).toContain('"format":"date-time"');
+  const target = doc.paths["/v1/audit_events"].get.parameters.find((p: Any) => p.name === "target_id");
+  expect(new RegExp(target.schema.pattern).test("svc_0193a1b2c3d4e5f60718293a4b5c6d7e")).toBe(true);
+  expect(new RegExp(target.schema.pattern).test(world.tenantId)).toBe(true);
+  expect(new RegExp(target.schema.pattern).test("bogus")).toBe(false);
+  for (const { where, op } of operations(doc)) {
+    for (const p of op.parameters ?? []) {
+      if (p.in === "path") expect(p.schema.minLength ?? p.schema.pattern, `${where} ${p.name}`).toBeTruthy();
+    }
+  }
+  expect(schemas.RateLimit.properties.limit).toMatchObject({ type: "integer", minimum: 1 });
+  expect(JSON.stringify(doc)).not.toMatch(/"format":"(integer|numeric)"/);
+});
+
+test("the feed stream is text/event-stream; /metrics is documented as Prometheus text 0.0.4, and absent with INTAKE_METRICS=false", async () => {
+  world = await createWorld();
+  const doc = (await openapi(world)) as Any;
+  expect(Object.keys(doc.paths["/v1/feed/stream"].get.responses["200"].content)).toEqual(["text/event-stream"]);
+  const metrics = doc.paths["/metrics"].get;
+  expect(Object.keys(metrics.responses["200"].content)).toEqual(["text/plain; version=0.0.4"]);
+  expect(metrics.security).toEqual([]);
+  const served = await world.app.fetch(new Request("http://intake.test/metrics"));
+  expect(served.headers.get("content-type")).toContain("text/plain; version=0.0.4");
+  await world.close();
+  world = await createWorld({ env: { INTAKE_METRICS: "false" } });
+  expect(Object.keys((await openapi(world)).paths)).not.toContain("/metrics");
+});
