@@ -81,10 +81,14 @@ const RPC_SERVICES = new Set(Object.keys(POLICY).map((method) => method.split("/
  */
 function unimplemented(req: Http2ServerRequest, res: Http2ServerResponse): void {
   const contentType = req.headers["content-type"] ?? "";
-  const [, service = "", method = ""] = /^\/([^/]*)\/([^/]*)$/.exec(req.url.split("?")[0] ?? "") ?? [];
-  const known = RPC_SERVICES.has(service);
+  const path = req.url.split("?")[0] ?? "";
+  const [, service, method] = /^\/([^/]+)\/([^/]+)$/.exec(path) ?? [];
   const message = canonicalGrpcMessage(
-    known ? `unknown method ${method} for service ${service}` : `unknown service ${service}`,
+    service === undefined
+      ? `malformed method name: ${path}`
+      : RPC_SERVICES.has(service)
+        ? `unknown method ${method} for service ${service}`
+        : `unknown service ${service}`,
   );
   if (/^application\/grpc-web/.test(contentType)) {
     // gRPC-Web carries its trailers in the body: one frame flagged 0x80.

@@ -194,3 +194,10 @@ test("Connect on the h2c listener: an unknown procedure stays the Connect protoc
   const res = await raw("/intake.v1.TenantService/Nope", "application/json");
   expect(res.status).toBe(404);
 });
+
+test("gRPC over h2c: a path that names no service/method pair is UNIMPLEMENTED too, not HTTP 404", async () => {
+  const res = await raw("/favicon.ico", "application/grpc");
+  expect(res.status).toBe(200);
+  expect(res.trailers["grpc-status"]).toBe("12");
+  expect(res.trailers["grpc-message"]).toBe("malformed method name: /favicon.ico");
+});
