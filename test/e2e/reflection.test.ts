@@ -5,10 +5,12 @@
  * commands.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Served, serveWorld } from "../rpc/support.ts";
 
-const BUF = join(import.meta.dir, "../../node_modules/.bin/buf");
+const ROOT = join(import.meta.dir, "../..");
+const BUF = join(ROOT, "node_modules/.bin/buf");
 
 let served: Served;
 beforeAll(async () => {
@@ -109,4 +111,34 @@ test("buf curl over v1alpha reflection calls GetHealth and gets the standard hea
   );
   expect(check.code).toBe(0);
   expect(JSON.parse(check.stdout)).toEqual({ status: "SERVING" });
+});
+
+test("docs/rpc.md's buf curl commands run as written, against this port and with a token", async () => {
+  const rpcMd = readFileSync(join(ROOT, "docs/rpc.md"), "utf8");
+  const section = rpcMd.slice(rpcMd.indexOf("## Without the .proto files"));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+  const commands = block
+    .replace(/\\\n\s*/g, "")
+    .split("\n")
+    .filter((line) => line.startsWith("buf curl "));
+  expect(commands.length).toBeGreaterThanOrEqual(4);
+  for (const command of commands) {
+    const proc = Bun.spawn(["bash", "-c", command.replaceAll("127.0.0.1:50051", `127.0.0.1:${served.grpc.port}`)], {
+      cwd: "/",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: {
+        ...process.env,
+        PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH}`,
+        TOKEN: served.world.ownerToken,
+      },
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    expect({ command, code, stderr }).toEqual({ command, code: 0, stderr: "" });
+    expect(stdout.length).toBeGreaterThan(0);
+  }
 });
