@@ -101,9 +101,10 @@ function indexOf(services: readonly DescService[]): Index {
 }
 
 /**
- * The file and every file it imports, transitively, the asked-for file first. Sent whole on
- * every answer (the protocol lets a server skip files already sent on the stream, but a
- * client that opens a stream per question would then miss imports).
+ * The file and every file it imports, transitively, the asked-for file first (as grpc-go
+ * orders them). Sent whole on every answer: the protocol lets a server skip files it already
+ * sent on the stream, but then a client that reads each answer on its own would miss imports,
+ * and the files are few and small.
  */
 function withImports(index: Index, file: DescFile): Uint8Array[] {
   const out: DescFile[] = [];
