@@ -270,36 +270,29 @@ function describeOperations(paths: Paths, declared: readonly Declared[]) {
           responses[status] = errorResponse(Number(status), codes ?? [], limited);
         }
       }
-      const first = row?.doc.shownFirst;
-      operation.responses = first === undefined ? responses : inOrder(responses, [String(first)]);
+      operation.responses = responses;
+      if (row?.doc.shownFirst !== undefined) showFirst(responses, String(row.doc.shownFirst));
     }
   }
 }
 
+/**
+ * Renderers list statuses in numeric order (Scalar sorts them and shows the first one's example;
+ * any JavaScript reader of the JSON gets "200" before "202"), so an operation whose main answer
+ * is not its lowest success status writes its other success as the range `2XX`, its exact
+ * status kept in the description: ingest's 202 is shown first, the 200 duplicate after it.
+ */
+function showFirst(responses: Record<string, Json>, first: string) {
+  const others = Object.keys(responses).filter((s) => s.startsWith("2") && s !== first);
+  if (others.length !== 1 || !responses[first]) return;
+  const [other] = others as [string];
+  const response = responses[other] as Json;
+  delete responses[other];
+  responses["2XX"] = { ...response, description: `${other}: ${response.description}` };
+}
+
 const requiresFields = (schema: unknown) =>
   ((schema as { required?: unknown[] } | undefined)?.required?.length ?? 0) > 0;
-
-/**
- * Keys written in this order first (JSON.stringify would put integer-like keys such as "200"
- * before "202" whatever the insertion order); `orderedJson` honours it.
- */
-const KEY_ORDER = Symbol("key order");
-function inOrder<T extends Json>(object: T, first: string[]): T {
-  return Object.assign(object, { [KEY_ORDER]: [...first, ...Object.keys(object).filter((k) => !first.includes(k))] });
-}
-
-/** JSON.stringify, except that an object marked by `inOrder` keeps its key order. */
-function orderedJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : orderedJson(v))).join(",")}]`;
-  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
-  const keys = (value as { [KEY_ORDER]?: string[] })[KEY_ORDER] ?? Object.keys(value);
-  const fields: string[] = [];
-  for (const key of keys) {
-    const field = (value as Json)[key];
-    if (field !== undefined) fields.push(`${JSON.stringify(key)}:${orderedJson(field)}`);
-  }
-  return `{${fields.join(",")}}`;
-}
 
 /**
  * Elysia's `t.Integer`/`t.Numeric` are generated as `anyOf: [string with format integer|numeric,
@@ -326,8 +319,8 @@ function liftMarkers(node: unknown, schemas: Record<string, unknown>): unknown {
   if (typeof node !== "object" || node === null) return node;
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) out[key] = liftMarkers(value, schemas);
-  const order = (node as { [KEY_ORDER]?: string[] })[KEY_ORDER];
-  if (order) Object.assign(out, { [KEY_ORDER]: order });
+  // JSON Schema's default: written out, Scalar shows a placeholder property named `additionalProperty`.
+  if (out.additionalProperties === true) delete out.additionalProperties;
   const keywords = out["x-limits"];
   if (keywords && typeof keywords === "object") {
     Object.assign(out, keywords);
@@ -438,7 +431,7 @@ export function apiDocsRoutes(options: ApiDocsOptions) {
       const lifted = liftMarkers({ paths, schemas: generated.components?.schemas ?? {} }, schemas) as Json;
       // The error object is referenced from every error response, never from a route schema.
       liftMarkers(ErrorResponse, schemas);
-      const rest = orderedJson({
+      const rest = JSON.stringify({
         info: { title: "Intake API", version: options.version, description: DESCRIPTION },
         tags: TAGS,
         paths: options.metrics ? { ...(lifted.paths as Json), ...METRICS_PATH } : lifted.paths,

@@ -67,7 +67,7 @@ interface Doc {
   requestBody?: unknown;
   /** A response the schemas cannot say (a bodiless 204; a stream's media type): it replaces the generated one. */
   responses?: Record<number, { description: string; content?: Record<string, unknown> }>;
-  /** The success status listed first when there are two (ingest: 202, then the 200 duplicate). */
+  /** The success status a reader sees first when there are two (ingest: 202; the 200 duplicate is `2XX`). */
   shownFirst?: number;
 }
 

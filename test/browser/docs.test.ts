@@ -68,6 +68,21 @@ test.if(present || required)(
     // Request examples are valid requests, not empty strings.
     expect(text).toContain('"name": "dashboard"');
     expect(text).not.toMatch(/"(service_)?name": ""/);
+    // Issue 33, on the ingest operation: the signature header's `<unix seconds>` is shown, not
+    // eaten as an HTML tag; the payload is a sender's example, not the generator's placeholder;
+    // the 202 is the first answer shown.
+    await page.getByText("Ingest a signed event", { exact: false }).first().click();
+    await page
+      .getByText("X-Service-Signature", { exact: false })
+      .first()
+      .waitFor({ state: "visible", timeout: 20_000 });
+    await page.getByText("t=<unix seconds>", { exact: false }).first().waitFor({ state: "visible", timeout: 20_000 });
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered lines are what a reader sees
+    const ingest = await page.innerText("body");
+    expect(ingest).not.toContain("additionalProperty");
+    expect(ingest).toContain('"type": "invoice.paid"');
+    // The example answer shown first is the 202, not the duplicate.
+    expect(ingest).not.toContain('"duplicate": true');
     expect(failed).toEqual([]);
     await page.close();
   },
