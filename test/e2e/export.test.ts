@@ -1,0 +1,167 @@
+/**
+ * The export to NATS JetStream (SPEC §21, docs/export.md) against a real `nats-server -js` of
+ * the test's own (test/support/nats.ts), on the test stack (SQLite in memory, or PostgreSQL +
+ * Redis with INTAKE_TEST_STACK=postgres-redis). The stream is read as a consumer reads it.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { formatId } from "../../src/domain/ids.ts";
+import type { AlertEventInput } from "../../src/domain/incident-types.ts";
+import { parseAlert } from "../../src/domain/incidents.ts";
+import { signPayload } from "../../src/domain/signing.ts";
+import { createWorld, type World } from "../support/harness.ts";
+import { natsServerPresent, type PrivateNats, readStream, startPrivateNats } from "../support/nats.ts";
+
+const present = natsServerPresent();
+if (!present) console.log("SKIP: export suites: no nats-server binary (apt-get install nats-server)");
+
+let world: World | undefined;
+let nats: PrivateNats | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+  await nats?.dispose();
+  nats = undefined;
+});
+
+const STREAM = "INTAKE_TEST";
+
+async function exportingWorld(): Promise<{ w: World; n: PrivateNats }> {
+  nats = await startPrivateNats();
+  world = await createWorld({ env: { INTAKE_EXPORT_NATS_URL: nats.url, INTAKE_EXPORT_NATS_STREAM: STREAM } });
+  return { w: world, n: nats };
+}
+
+async function ingest(w: World, service: { id: string; secret: string }, body: string): Promise<string> {
+  const headers = { "x-service-signature": signPayload(body, service.secret, Math.floor(w.clock.now() / 1000)) };
+  const res = await w.request("POST", `/v1/ingest/${service.id}`, { token: null, body, headers });
+  expect(res.status).toBe(202);
+  return res.body.id as string;
+}
+
+/** Applies an alert event through the store, as the ingest wiring will (docs/incidents.md). */
+async function alert(w: World, tenantId: string, service: { id: string; secret: string }, body: object) {
+  const text = JSON.stringify(body);
+  const id = await ingest(w, service, text);
+  const raw = id.slice(4);
+  const parsed = parseAlert(body as never, id);
+  if (!parsed) throw new Error("not an alert");
+  const input: AlertEventInput = {
+    eventId: raw,
+    tenantId,
+    serviceId: service.id.slice(4),
+    receivedAt: w.clock.now(),
+    alert: parsed,
+  };
+  await w.app.store.incidents.applyAlerts([input]);
+}
+
+/** What the stream must hold: every tenant's events and changes, each tenant in its feed order. */
+async function expectedIds(w: World, tenantIds: string[]): Promise<Array<{ position: number; id: string }>> {
+  const all: Array<{ position: number; id: string }> = [];
+  for (const tenantId of tenantIds) {
+    for (const e of await w.app.store.events.feed(tenantId, { after: 0, limit: 100_000 }))
+      all.push({ position: e.position, id: formatId("evt", e.id) });
+    for (const c of await w.app.store.incidents.changes(tenantId, { after: 0, limit: 100_000 }))
+      all.push({ position: c.position, id: `change:${tenantId}:${c.position}` });
+  }
+  return all.sort((a, b) => a.position - b.position);
+}
+
+describe.skipIf(!present)("export to NATS JetStream", () => {
+  test("every event and incident change arrives once, in feed order, on its subject, with its id and body", async () => {
+    const { w, n } = await exportingWorld();
+    const other = await w.otherTenant();
+    const a = await w.createService("a");
+    const b = await w.createService("b");
+    const otherService = await w.request("POST", "/v1/services", { token: other.token, body: { service_name: "o" } });
+    const o = { id: otherService.body.id as string, secret: otherService.body.signing_secret as string };
+    const trigger = (key: string, severity: string) => ({
+      event_action: "trigger",
+      dedup_key: key,
+      payload: { summary: `disk ${key}`, source: "db-1", severity },
+    });
+    for (let i = 0; i < 40; i++) {
+      await ingest(w, i % 2 ? a : b, JSON.stringify({ n: i, text: "line\nbreak" }));
+      if (i % 7 === 0) await ingest(w, o, JSON.stringify({ other: i }));
+      if (i === 10) await alert(w, w.tenantId, a, trigger("k1", "warning"));
+      if (i === 20) await alert(w, w.tenantId, a, trigger("k1", "critical"));
+      if (i === 30) await alert(w, w.tenantId, a, { event_action: "resolve", dedup_key: "k1" });
+      if (i === 35) await alert(w, other.tenantId, o, trigger("k2", "info"));
+    }
+    const expected = await expectedIds(w, [w.tenantId, other.tenantId]);
+    const { messages, info } = await readStream(n.url, STREAM, expected.length);
+
+    expect(messages.length).toBe(expected.length);
+    const seen = messages.map((m) => {
+      if (!m.subject.endsWith(".incidents")) return m.id;
+      const tenantId = m.subject.split(".")[1] as string;
+      const position = Number(Buffer.from(m.id, "base64url").toString("latin1").split(".")[1]);
+      return `change:${tenantId}:${position}`;
+    });
+    expect(seen).toEqual(expected.map((e) => e.id));
+
+    // Subjects, and bodies: an event is the §10 object byte for byte; a change is {change, incident}.
+    const first = messages[0] as (typeof messages)[number];
+    const one = await w.request("GET", `/v1/events/${first.id}`);
+    expect(first.body).toBe(one.text);
+    expect(first.subject).toBe(`intake.${w.tenantId}.events.${one.body.service_id}`);
+    const changes = messages.filter((m) => m.subject.endsWith(".incidents"));
+    expect(changes.map((m) => [m.subject.split(".")[1], JSON.parse(m.body).change])).toEqual([
+      [w.tenantId, "opened"],
+      [w.tenantId, "severity_raised"],
+      [w.tenantId, "resolved"],
+      [other.tenantId, "opened"],
+    ]);
+    const resolved = JSON.parse((changes[2] as (typeof changes)[number]).body);
+    expect(resolved.incident).toMatchObject({
+      status: "resolved",
+      severity: "critical",
+      dedup_key: "k1",
+      alert_count: 3,
+    });
+    expect(resolved.incident.id).toMatch(/^inc_[0-9a-f]{32}$/);
+    expect(resolved.incident.resolved_by.id).toMatch(/^evt_[0-9a-f]{32}$/);
+    expect(JSON.stringify(resolved)).not.toContain(w.tenantId);
+
+    // The stream Intake created: file storage, every subject under intake.>, a duplicate window.
+    expect(info.config.subjects).toEqual(["intake.>"]);
+    expect(info.config.storage).toBe("file");
+    expect(info.config.duplicate_window).toBe(120_000_000_000);
+
+    const metrics = await w.request("GET", "/metrics");
+    expect(metrics.text).toContain(`intake_export_published_total{result="stored"} ${expected.length}`);
+    expect(metrics.text).toMatch(/^intake_export_lag_events 0$/m);
+  }, 60_000);
+
+  test("NATS stopped and restarted mid-run: every event arrives once, in feed order", async () => {
+    const { w, n } = await exportingWorld();
+    const a = await w.createService("a");
+    const b = await w.createService("b");
+    const burst = async (from: number, count: number) => {
+      // Four senders at once, so batches commit while publishes are in flight.
+      const lanes = [0, 1, 2, 3].map(async (lane) => {
+        for (let i = from + lane; i < from + count; i += 4) await ingest(w, i % 2 ? a : b, JSON.stringify({ n: i }));
+      });
+      await Promise.all(lanes);
+    };
+    await burst(0, 120);
+    await n.stop();
+    await burst(120, 120);
+    await n.start();
+    await burst(240, 120);
+
+    const expected = await expectedIds(w, [w.tenantId]);
+    expect(expected.length).toBe(360);
+    const { messages } = await readStream(n.url, STREAM, expected.length, 30_000);
+    expect(messages.map((m) => m.id)).toEqual(expected.map((e) => e.id));
+    // JetStream's own sequence has no gap: nothing was stored twice.
+    expect(messages.map((m) => m.seq)).toEqual(messages.map((_, i) => i + 1));
+    expect(w.logs.some((l) => l.includes("resuming from the last acknowledged position"))).toBe(true);
+  }, 90_000);
+
+  test("unset INTAKE_EXPORT_NATS_URL: no exporter", async () => {
+    world = await createWorld();
+    expect(world.app.exporter).toBeNull();
+    expect(world.app.config.exportNats).toBeNull();
+  });
+});
