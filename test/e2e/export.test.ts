@@ -4,15 +4,18 @@
  * Redis with INTAKE_TEST_STACK=postgres-redis). The stream is read as a consumer reads it.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { formatId } from "../../src/domain/ids.ts";
 import type { AlertEventInput } from "../../src/domain/incident-types.ts";
 import { parseAlert } from "../../src/domain/incidents.ts";
 import { signPayload } from "../../src/domain/signing.ts";
 import { createWorld, type World } from "../support/harness.ts";
+import { cleanEnv } from "../support/intake-process.ts";
 import { natsServerPresent, type PrivateNats, readStream, startPrivateNats } from "../support/nats.ts";
 
 const present = natsServerPresent();
-if (!present) console.log("SKIP: export suites: no nats-server binary (apt-get install nats-server)");
 
 let world: World | undefined;
 let nats: PrivateNats | undefined;
@@ -158,6 +161,61 @@ describe.skipIf(!present)("export to NATS JetStream", () => {
     expect(messages.map((m) => m.seq)).toEqual(messages.map((_, i) => i + 1));
     expect(w.logs.some((l) => l.includes("resuming from the last acknowledged position"))).toBe(true);
   }, 90_000);
+
+  test("docs/export.md's consumer, run as pasted, prints every exported event", async () => {
+    const { w, n } = await exportingWorld();
+    const a = await w.createService("a");
+    const ids = [await ingest(w, a, '{"amount":1}'), await ingest(w, a, '{"amount":2}')];
+    const doc = readFileSync(join(import.meta.dir, "../../docs/export.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## A consumer\n"));
+    const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    if (!block) throw new Error('docs/export.md has no ```ts block under "## A consumer"');
+    const dir = mkdtempSync(join(tmpdir(), "intake-export-consumer-"));
+    try {
+      writeFileSync(join(dir, "consumer.ts"), block);
+      // As in a project of its own that ran `bun add @nats-io/jetstream @nats-io/transport-node`.
+      symlinkSync(join(import.meta.dir, "../../node_modules"), join(dir, "node_modules"));
+      const proc = Bun.spawn(["bun", "consumer.ts"], {
+        cwd: dir,
+        env: { ...cleanEnv(), NATS_URL: n.url, INTAKE_EXPORT_NATS_STREAM: STREAM },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      let stdout = "";
+      void (async () => {
+        const decoder = new TextDecoder();
+        for await (const chunk of proc.stdout) stdout += decoder.decode(chunk, { stream: true });
+      })();
+      const deadline = Date.now() + 20_000;
+      while (!ids.every((id) => stdout.includes(id)) && proc.exitCode === null && Date.now() < deadline)
+        await Bun.sleep(50);
+      proc.kill("SIGKILL");
+      await proc.exited;
+      if (!ids.every((id) => stdout.includes(id)))
+        throw new Error(`consumer printed:\n${stdout}\n${await new Response(proc.stderr).text()}`);
+      expect(stdout).toContain(`${ids[1]} ${a.id} {"amount":2}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test("the lease: one holder at a time, taken over once expired, and a former holder can no longer move the position", async () => {
+    world = await createWorld();
+    const exports = world.app.store.exports;
+    expect(await exports.claim("t", "A", 60_000)).toBe(0);
+    expect(await exports.claim("t", "B", 60_000)).toBeNull();
+    expect(await exports.advance("t", "A", 42, 60_000)).toBe(true);
+    expect(await exports.claim("t", "A", 60_000)).toBe(42);
+    // A lease left to expire goes to the next claimant, with the position A recorded.
+    expect(await exports.advance("t", "A", 43, 1)).toBe(true);
+    await Bun.sleep(20);
+    expect(await exports.claim("t", "B", 60_000)).toBe(43);
+    expect(await exports.advance("t", "A", 99, 60_000)).toBe(false);
+    expect(await exports.claim("t", "A", 60_000)).toBeNull();
+    // A release hands it over at once.
+    await exports.release("t", "B");
+    expect(await exports.claim("t", "A", 60_000)).toBe(43);
+  });
 
   test("unset INTAKE_EXPORT_NATS_URL: no exporter", async () => {
     world = await createWorld();
