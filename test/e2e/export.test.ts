@@ -7,10 +7,16 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createExporter } from "../../src/domain/export.ts";
 import { formatId } from "../../src/domain/ids.ts";
 import type { AlertEventInput } from "../../src/domain/incident-types.ts";
 import { parseAlert } from "../../src/domain/incidents.ts";
+import { noopObserver } from "../../src/domain/ports/observer.ts";
+import type { ExportMessage, ExportPublisher, PublishAck } from "../../src/domain/ports/publisher.ts";
 import { signPayload } from "../../src/domain/signing.ts";
+import { exportMessage } from "../../src/export/messages.ts";
+import { createLogger } from "../../src/logger.ts";
+import { createLocalNotifier } from "../../src/notify/local.ts";
 import { createWorld, type World } from "../support/harness.ts";
 import { cleanEnv } from "../support/intake-process.ts";
 import { natsServerPresent, type PrivateNats, readStream, startPrivateNats } from "../support/nats.ts";
@@ -222,4 +228,60 @@ describe.skipIf(!present)("export to NATS JetStream", () => {
     expect(world.app.exporter).toBeNull();
     expect(world.app.config.exportNats).toBeNull();
   });
+});
+
+/**
+ * A stream that behaves as JetStream does for the exporter: it decides each message in the
+ * order it is sent (one connection), de-duplicates by id first, then checks the expected last
+ * id, and answers later. `lose` drops the first publish of those ids (a message lost on the
+ * way: the publish times out) while the ones sent after it still reach the stream.
+ */
+function fakeStream(lose: Set<string>): ExportPublisher & { stored: string[] } {
+  const stored: string[] = [];
+  const held = new Set<string>();
+  return {
+    stored,
+    ensureStream: async () => {},
+    publish(message: ExportMessage, after: string | null): Promise<PublishAck> {
+      let outcome: PublishAck | Error;
+      if (lose.delete(message.id)) outcome = new Error("timed out");
+      else if (held.has(message.id)) outcome = "duplicate";
+      else if (after !== null && stored[stored.length - 1] !== after) outcome = new Error("wrong last msg ID");
+      else {
+        stored.push(message.id);
+        held.add(message.id);
+        outcome = "stored";
+      }
+      return Bun.sleep(1).then(() => {
+        if (outcome instanceof Error) throw outcome;
+        return outcome;
+      });
+    },
+    close: async () => {},
+  };
+}
+
+describe("the exporter's order", () => {
+  test("a message lost mid-window is published again, and none sent after it lands before it", async () => {
+    world = await createWorld();
+    const w = world;
+    const a = await w.createService("a");
+    for (let i = 0; i < 60; i++) await ingest(w, a, JSON.stringify({ n: i }));
+    const feed = (await w.app.store.events.feed(w.tenantId, { after: 0, limit: 1000 })).map((e) => `evt_${e.id}`);
+    const stream = fakeStream(new Set([feed[10] as string, feed[37] as string]));
+    const exporter = createExporter({
+      store: w.app.store,
+      publisher: stream,
+      encode: exportMessage,
+      notifier: createLocalNotifier(),
+      observer: noopObserver,
+      logger: createLogger(() => {}),
+      options: { maxInFlight: 16, pageSize: 25, pollMs: 50 },
+    });
+    exporter.start();
+    const deadline = Date.now() + 20_000;
+    while (stream.stored.length < feed.length && Date.now() < deadline) await Bun.sleep(20);
+    await exporter.stop();
+    expect(stream.stored).toEqual(feed);
+  }, 30_000);
 });
