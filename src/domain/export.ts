@@ -211,8 +211,9 @@ export function createExporter(deps: ExporterDeps) {
         await lead(start);
         backoffMs = 250;
       } catch (error) {
-        observer.exportLag(0);
         if (error instanceof LeaseLost) {
+          // Another instance reports the lag now.
+          observer.exportLag(0);
           leading = false;
           logger.warn("export: lease taken by another instance; standing by");
           continue;
