@@ -125,7 +125,8 @@ export function createExporter(deps: ExporterDeps) {
     // One record at a time, in order: the position never goes back.
     let recording: Promise<void> = Promise.resolve();
     const record = (): Promise<void> => {
-      recording = recording.then(async () => {
+      // A failed record (the store unreachable) must not fail every later one unattempted.
+      recording = recording.catch(() => {}).then(async () => {
         const position = acked;
         if (!(await store.exports.advance(EXPORT_LEASE, holder, position, options.leaseTtlMs))) {
           lost = true;

@@ -223,11 +223,31 @@ describe.skipIf(!present)("export to NATS JetStream", () => {
     expect(await exports.claim("t", "A", 60_000)).toBe(43);
   });
 
-  test("unset INTAKE_EXPORT_NATS_URL: no exporter", async () => {
+  test("unset INTAKE_EXPORT_NATS_URL: no exporter, and no module of NATS or of the export is loaded", async () => {
     world = await createWorld();
     expect(world.app.exporter).toBeNull();
     expect(world.app.config.exportNats).toBeNull();
-  });
+    // A process of its own (this one imports the NATS client for its assertions).
+    const root = join(import.meta.dir, "../..");
+    const script = [
+      `import { createApp } from "${root}/src/app.ts";`,
+      `import { loadKeyMaterial, parseConfig } from "${root}/src/config.ts";`,
+      `import { createLogger } from "${root}/src/logger.ts";`,
+      `const config = parseConfig({ ...process.env, DATABASE_URL: "sqlite::memory:", INTAKE_GRPC_PORT: "0" });`,
+      "const app = await createApp({ config, keys: loadKeyMaterial(config), logger: createLogger(() => {}) });",
+      'console.log(Object.keys(require.cache).filter((k) => k.includes("@nats-io") || k.includes("/src/export/")).length);',
+      "await app.close();",
+    ].join("\n");
+    const loaded = async (env: Record<string, string>) => {
+      const proc = Bun.spawn(["bun", "-e", script], { env: { ...cleanEnv(), ...env }, stdout: "pipe", stderr: "pipe" });
+      const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      expect(code).toBe(0);
+      return Number(out.trim());
+    };
+    expect(await loaded({})).toBe(0);
+    // The same check sees them when the export is configured (so the 0 above is not blind).
+    expect(await loaded({ INTAKE_EXPORT_NATS_URL: "nats://127.0.0.1:9" })).toBeGreaterThan(0);
+  }, 30_000);
 });
 
 /**
