@@ -126,14 +126,16 @@ export function createExporter(deps: ExporterDeps) {
     let recording: Promise<void> = Promise.resolve();
     const record = (): Promise<void> => {
       // A failed record (the store unreachable) must not fail every later one unattempted.
-      recording = recording.catch(() => {}).then(async () => {
-        const position = acked;
-        if (!(await store.exports.advance(EXPORT_LEASE, holder, position, options.leaseTtlMs))) {
-          lost = true;
-          return;
-        }
-        recorded = position;
-      });
+      recording = recording
+        .catch(() => {})
+        .then(async () => {
+          const position = acked;
+          if (!(await store.exports.advance(EXPORT_LEASE, holder, position, options.leaseTtlMs))) {
+            lost = true;
+            return;
+          }
+          recorded = position;
+        });
       return recording;
     };
     // Renewed on its own timer, so a slow publish or read never lets the lease lapse.
