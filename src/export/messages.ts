@@ -1,7 +1,7 @@
 /**
  * What the export publishes for each feed item (SPEC §21): subjects
  * `intake.<tenant id>.events.<service id>` and `intake.<tenant id>.incidents`; the body is the
- * event object every REST surface writes (gateway/event-json.ts: the stored payload embedded
+ * event object every REST surface writes (shapes/events.ts: the stored payload embedded
  * byte for byte) or the incident change stream's `{change, incident}`; the id JetStream
  * de-duplicates by is the event's id, or the change's cursor in the incident change stream.
  */
@@ -9,8 +9,8 @@ import { formatId } from "../domain/ids.ts";
 import { encodeIncidentCursor } from "../domain/incident-cursor.ts";
 import type { ExportMessage } from "../domain/ports/publisher.ts";
 import type { ExportItem } from "../domain/ports/store.ts";
-import { eventsJson } from "../gateway/event-json.ts";
-import { incidentChangeJson } from "../gateway/incident-json.ts";
+import { eventsJson } from "../shapes/events.ts";
+import { incidentChangeJson } from "../shapes/incidents.ts";
 
 /** Every subject the export publishes on is under this one (the stream's `subjects`). */
 export const EXPORT_SUBJECTS = "intake.>";

@@ -1,10 +1,11 @@
 /**
- * The §17 incident object and change message as JSON: the incident change stream's `data`
- * and the export's message body (docs/export.md) are both `{"change", "incident"}`.
+ * An incident's public shapes (§17). REST: the incident object, and a change as
+ * `{"change", "incident"}`, the incident change stream's `data` and the export's message body
+ * (docs/export.md).
  */
 import { formatId } from "../domain/ids.ts";
 import type { IncidentActor, IncidentChangeRecord, IncidentRecord } from "../domain/incident-types.ts";
-import { isoOfMs } from "./serialize.ts";
+import { isoOfMs } from "./time.ts";
 
 function actor(by: IncidentActor | null) {
   if (by === null) return null;
