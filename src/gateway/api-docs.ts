@@ -7,7 +7,7 @@
  */
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
-import { type Operation as Declared, errorCodesOf, operationIdOf, operationKey } from "./operation.ts";
+import { type Operation as Declared, errorCodesOf, operationIdOf, operationKey, TAGS } from "./operation.ts";
 import { scalarBundlePath } from "./scalar-bundle.js";
 import { ErrorResponse } from "./schemas.ts";
 
@@ -28,18 +28,6 @@ configured (\`INTAKE_RATE_LIMIT_API\` per token, \`INTAKE_RATE_LIMIT_INGEST\` or
 is never limited.
 
 Internal callers can make the same calls over Connect, gRPC-Web and gRPC (see docs/rpc.md).`;
-
-const TAGS = [
-  { name: "API tokens", description: "Bearer credentials of the caller's tenant" },
-  { name: "Services", description: "Senders of events and their signing secrets" },
-  { name: "Ingest", description: "Signed events from senders, and what was stored" },
-  { name: "Tenant", description: "The caller's tenant" },
-  { name: "Feed", description: "The tenant's events in order: pages, long polls, a live stream" },
-  { name: "Audit log", description: "One event per successful change, newest first" },
-  { name: "Setup", description: "A new tenant from a one-time setup code (the console's setup page)" },
-  { name: "Health", description: "Liveness probe" },
-  { name: "Observability", description: "Prometheus metrics (outside /v1; docs/operations.md)" },
-];
 
 const SECURITY_SCHEMES = {
   bearer: {
