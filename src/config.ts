@@ -72,6 +72,11 @@ export interface Config {
   cacheMaxAgeMs: number;
   /** INTAKE_EVENT_RETENTION_DAYS: null keeps events forever (docs/feed.md). */
   eventRetentionDays: number | null;
+  /**
+   * INTAKE_EVENT_SEARCH (default true): the store keeps §18's payload index and `q` searches
+   * it; false drops the index at start and `q` is 400 search_disabled (docs/search.md).
+   */
+  eventSearch: boolean;
 }
 
 export interface KeyMaterial {
@@ -265,6 +270,7 @@ export function parseConfig(env: Env): Config {
       env.INTAKE_EVENT_RETENTION_DAYS === undefined || env.INTAKE_EVENT_RETENTION_DAYS === ""
         ? null
         : integer(env, "INTAKE_EVENT_RETENTION_DAYS", 0, 1, 3650, problems),
+    eventSearch: flag("INTAKE_EVENT_SEARCH", true),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -365,5 +371,10 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
     name: "INTAKE_EVENT_RETENTION_DAYS",
     fallback: "unset (kept)",
     meaning: "1..3650: older events are deleted in the background",
+  },
+  {
+    name: "INTAKE_EVENT_SEARCH",
+    fallback: "true",
+    meaning: "keep the payload search index; false drops it and q answers 400 search_disabled",
   },
 ];

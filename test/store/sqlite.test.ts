@@ -7,6 +7,7 @@ import { DomainError } from "../../src/domain/errors.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { runAuditContract } from "./audit-contract.ts";
 import { runIncidentContract } from "./incidents-contract.ts";
+import { runSearchContract } from "./search-contract.ts";
 import { creationAudit, NOW, runStoreContract, tenantRecord, tokenRecord } from "./store-contract.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "intake-store-"));
@@ -61,6 +62,30 @@ runIncidentContract("sqlite file", async () => {
   return {
     store,
     another: () => createSqliteStore({ path }),
+    exec: async (statement) => {
+      const db = new Database(path);
+      try {
+        db.run("PRAGMA busy_timeout = 5000");
+        db.run(statement);
+      } finally {
+        db.close();
+      }
+    },
+    cleanup: async () => {
+      await store.close();
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+    },
+  };
+});
+
+// A file database: a second store (a second instance) and a reopened one share it.
+runSearchContract("sqlite file", async () => {
+  const path = tempPath();
+  const store = createSqliteStore({ path });
+  return {
+    store,
+    another: () => createSqliteStore({ path }),
+    reopen: (eventSearch) => createSqliteStore({ path, eventSearch }),
     exec: async (statement) => {
       const db = new Database(path);
       try {
