@@ -113,8 +113,11 @@ export function createStatsAggregator(deps: StatsAggregatorDeps) {
       const into = buckets.get(start) ?? new Map<string, number[]>();
       for (const [serviceId, counts] of bucket) {
         const existing = into.get(serviceId);
-        if (existing) counts.forEach((c, i) => (existing[i] = (existing[i] ?? 0) + c));
-        else into.set(serviceId, counts);
+        if (!existing) {
+          into.set(serviceId, counts);
+          continue;
+        }
+        for (let i = 0; i < counts.length; i++) existing[i] = (existing[i] ?? 0) + (counts[i] ?? 0);
       }
       buckets.set(start, into);
     }
