@@ -108,6 +108,24 @@ export function runSearchContract(name: string, makeWorld: () => Promise<SearchW
       expect(new TextDecoder().decode(row?.payload)).toContain('"cus_123"');
     });
 
+    test("bytes that are not UTF-8 text (the store keeps them unjudged) are stored, and searching beside them works", async () => {
+      const { tenantId, service } = await seedTenant();
+      const [raw] = await store.events.insertBatch([
+        {
+          id: newId(),
+          tenantId,
+          serviceId: service.id,
+          receivedAt: NOW,
+          idempotencyKey: null,
+          payload: new Uint8Array([0x7b, 0x00, 0xff, 0xfe, 0x61, 0x62, 0x63, 0x7d]),
+        },
+      ]);
+      expect(raw).toEqual({ kind: "inserted" });
+      const text = await ingest(service, { word: "plain-text" });
+      expect(ids(await q(tenantId, "plain-text"))).toEqual([text]);
+      expect((await store.events.search(tenantId, { limit: 10 })).length).toBe(2);
+    });
+
     test("every term must occur (AND), in any order and anywhere in the payload", async () => {
       const { tenantId, service } = await seedTenant();
       const both = await ingest(service, { a: "alpha-one", b: { c: "gamma-two" } });
