@@ -8,6 +8,7 @@
  */
 import type { EventSearchQuery } from "../../domain/ports/store.ts";
 import type { FoundEvent } from "../../domain/types.ts";
+import { cursorBelow } from "../search-query.ts";
 import type { PostgresPool } from "./pool.ts";
 
 const COLUMNS =
@@ -50,7 +51,10 @@ export function createEventSearch(pool: PostgresPool) {
       if (query.type !== undefined) where.push(`e.type = ${param(query.type)}`);
       if (query.incidentId !== undefined) where.push(`e.incident_id = ${param(query.incidentId)}`);
       if (query.receivedAfter !== undefined) where.push(`e.received_at >= ${param(query.receivedAfter)}`);
-      if (query.receivedBefore !== undefined) where.push(`e.received_at < ${param(query.receivedBefore)}`);
+      // A cursor inside the range bounds the page already (search-query.ts).
+      if (query.receivedBefore !== undefined && !cursorBelow(query)) {
+        where.push(`e.received_at < ${param(query.receivedBefore)}`);
+      }
       if (query.before !== undefined) {
         where.push(`(e.received_at, e.id) < (${param(query.before.receivedAt)}::bigint, ${param(query.before.id)})`);
       }
