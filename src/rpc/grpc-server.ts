@@ -1,17 +1,24 @@
 /**
  * The gRPC listener (HTTP/2 cleartext, INTAKE_GRPC_PORT): the same router, gate and
  * interceptor as the main port, with plain gRPC enabled (it needs HTTP/2 trailers, which
- * node:http2 sends), plus the standard grpc.health.v1.Health.
+ * node:http2 sends), plus the standard grpc.health.v1.Health and server reflection.
  */
-import { constants, createServer, type Http2Session } from "node:http2";
+import {
+  constants,
+  createServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+} from "node:http2";
 import type { AddressInfo } from "node:net";
-import { createContextValues } from "@connectrpc/connect";
+import { type ContextValues, createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "../logger.ts";
 import { requestIdKey } from "./context.ts";
 import { createGrpcHealth } from "./grpc-health.ts";
-import { callOf, type RequestObserver, tagCall } from "./observe.ts";
+import { createGrpcReflection, REFLECTION_SERVICES } from "./grpc-reflection.ts";
+import type { Exchange, RequestObserver } from "./observe.ts";
 import { POLICY } from "./policy.ts";
 import { RPC_SERVICE_NAMES, type RpcRouterDeps, registerServices, rpcRouterOptions } from "./router.ts";
 
@@ -62,21 +69,73 @@ export interface GrpcListenOptions {
 
 /** The RPC paths this listener serves: the route label of a call; anything else is `unmatched`. */
 const RPC_PATHS = new Set(Object.keys(POLICY).map((method) => `/${method}`));
+/** The services behind those paths, to tell an unknown method from an unknown service. */
+const RPC_SERVICES = new Set(Object.keys(POLICY).map((method) => method.split("/")[0]));
+
+/**
+ * A path no handler serves. A gRPC or gRPC-Web caller gets the gRPC answer for it, status 12
+ * UNIMPLEMENTED in HTTP 200's trailers (grpc-go's wording), rather than a bare 404 that
+ * clients report as "HTTP status 404"; anything else keeps connect-node's 404, which is the
+ * Connect protocol's answer for an unknown procedure (Connect clients read it as
+ * `unimplemented`).
+ */
+function unimplemented(req: Http2ServerRequest, res: Http2ServerResponse): void {
+  const contentType = req.headers["content-type"] ?? "";
+  const path = req.url.split("?")[0] ?? "";
+  const [, service, method] = /^\/([^/]+)\/([^/]+)$/.exec(path) ?? [];
+  const message = canonicalGrpcMessage(
+    service === undefined
+      ? `malformed method name: ${path}`
+      : RPC_SERVICES.has(service)
+        ? `unknown method ${method} for service ${service}`
+        : `unknown service ${service}`,
+  );
+  if (/^application\/grpc-web/.test(contentType)) {
+    // gRPC-Web carries its trailers in the body: one frame flagged 0x80.
+    const trailer = new TextEncoder().encode(`grpc-status: 12\r\ngrpc-message: ${message}\r\n`);
+    const frame = new Uint8Array(5 + trailer.length);
+    frame[0] = 0x80;
+    new DataView(frame.buffer).setUint32(1, trailer.length);
+    frame.set(trailer, 5);
+    const text = contentType.startsWith("application/grpc-web-text");
+    res.writeHead(200, { "content-type": text ? "application/grpc-web-text+proto" : "application/grpc-web+proto" });
+    res.end(text ? Buffer.from(frame).toString("base64") : frame);
+    return;
+  }
+  if (/^application\/grpc(\+|;|$)/.test(contentType)) {
+    res.writeHead(200, { "content-type": "application/grpc" });
+    res.addTrailers({ "grpc-status": "12", "grpc-message": message });
+    res.end();
+    return;
+  }
+  res.writeHead(404);
+  res.end();
+}
 
 export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions): Promise<GrpcListener> {
   const { logger, drainMs = 10_000 } = options;
   const protocols = { grpc: true };
   const health = createGrpcHealth(RPC_SERVICE_NAMES);
-  const seen = options.requests?.enabled ? options.requests : null;
+  const seen = options.requests?.timed ? options.requests : null;
+  // Each call's context values, made with its exchange below, for the gate and the implementations
+  // to note on (the principal, an ingest's service and 401 reason) and the access log to read.
+  const callValues = new WeakMap<object, ContextValues>();
   const handler = connectNodeAdapter({
     ...rpcRouterOptions(deps.admission, deps.limits, protocols),
     // The values the gate and the implementations note on (the principal, an ingest's service
     // and 401 reason), made per request below so the access log can read them afterwards.
-    contextValues: (req) => callOf(req)?.values ?? createContextValues(),
+    contextValues: (req) => callValues.get(req) ?? createContextValues(),
     routes: (router) => {
       registerServices(deps, protocols)(router);
       router.service(Health, health.impl);
+      // Reflection lists what this router serves, itself included, so a service registered
+      // above can never be missing from `list_services`.
+      const served = [...router.handlers.map((h) => h.service), ...REFLECTION_SERVICES];
+      const reflection = createGrpcReflection(served);
+      router.service(REFLECTION_SERVICES[0], reflection.v1);
+      router.service(REFLECTION_SERVICES[1], reflection.v1alpha);
     },
+    fallback: (req, res) => unimplemented(req as Http2ServerRequest, res as Http2ServerResponse),
   });
 
   const server = createServer((req, res) => {
@@ -88,29 +147,27 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
       if (!req.complete && !req.stream.closed) req.stream.close(constants.NGHTTP2_NO_ERROR);
     });
     if (seen) {
-      const started = performance.now();
-      const call = tagCall(req, { values: createContextValues() });
+      const path = req.url.split("?")[0] ?? "";
+      const declared = Number(req.headers["content-length"]);
+      const values = createContextValues();
+      callValues.set(req, values);
+      const x: Exchange = {
+        method: req.method,
+        started: performance.now(),
+        requestId: null,
+        route: RPC_PATHS.has(path) ? path : "unmatched",
+        principal: null,
+        serviceId: null,
+        reason: null,
+        values,
+        bytesIn: Number.isSafeInteger(declared) ? declared : null,
+      };
       // A call's whole life: for a server stream (Watch, a feed) that is how long it stayed open.
       res.once("close", () => {
-        const elapsed = performance.now() - started;
-        const path = req.url.split("?")[0] ?? "";
-        const route = RPC_PATHS.has(path) ? path : "unmatched";
-        seen.observer.httpRequest(route, req.method, res.statusCode, elapsed / 1000);
-        if (!seen.accessLog) return;
-        const declared = Number(req.headers["content-length"]);
-        seen.log({
-          method: req.method,
-          route,
-          status: res.statusCode,
-          durationMs: elapsed,
-          // The router's gate stamped it on this call's values and in the x-request-id header
-          // (absent only when the call never reached the gate, e.g. an unknown path).
-          requestId: call.values.get(requestIdKey) ?? null,
-          values: call.values,
-          serviceId: null,
-          bytesIn: Number.isSafeInteger(declared) ? declared : null,
-          bytesOut: null,
-        });
+        // The router's gate stamped it on this call's values and in the x-request-id header
+        // (absent only when the call never reached the gate, e.g. an unknown path).
+        x.requestId = values.get(requestIdKey) ?? null;
+        seen.record(x, res.statusCode, null);
       });
     }
     const addTrailers = res.addTrailers.bind(res);

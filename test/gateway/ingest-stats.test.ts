@@ -18,7 +18,7 @@ function reader(w: World): Principal {
   return { tokenId: "x", tenantId: w.tenantId, scope: "read_only", role: "member", permissionMode: "role_based" };
 }
 
-test("refused ingests (bad signature, stale timestamp, paused) are counted per reason beside the accepted and duplicates", async () => {
+test("refused ingests (bad signature, stale timestamp, oversized, paused) are counted per reason beside the accepted and duplicates", async () => {
   world = await createWorld();
   const w = world;
   const { id, secret } = await w.createService();
@@ -40,6 +40,8 @@ test("refused ingests (bad signature, stale timestamp, paused) are counted per r
   expect((await post(body, sign(secret, body, now - 600_000))).status).toBe(401);
   expect((await post(body, "t=nope")).status).toBe(401);
   expect((await post("[1]", sign(secret, "[1]", now))).status).toBe(400);
+  const huge = JSON.stringify({ pad: "x".repeat(300_000) });
+  expect((await post(huge, sign(secret, huge, now))).status).toBe(413);
   expect((await w.request("PATCH", `/v1/services/${id}`, { body: { is_monitored: false } })).status).toBe(200);
   expect((await post(body, sign(secret, body, now))).status).toBe(409);
   // An unknown service's refusals are nobody's stats.
@@ -55,6 +57,7 @@ test("refused ingests (bad signature, stale timestamp, paused) are counted per r
     timestamp_outside_tolerance: 2,
     malformed_signature_header: 1,
     invalid_request: 1,
+    payload_too_large: 1,
     paused: 1,
   });
   expect((await w.app.domain.serviceStats.serviceStats(reader(w), other.id, "24h")).totals).toEqual({});
