@@ -1,6 +1,6 @@
 /**
  * §18's payload index on PostgreSQL (docs/search.md): pg_trgm's GIN index over the payload as
- * text (`intake_payload_text`, migration 0008). An index, so it is written in the event's own
+ * text (`intake_payload_text`, migration 0009). An index, so it is written in the event's own
  * INSERT and commit, without the insert statement knowing about it, and retention or a cascade
  * removes its entries with the rows.
  *

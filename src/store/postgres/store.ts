@@ -8,6 +8,7 @@ import type { Store } from "../../domain/ports/store.ts";
 import { createAuditRepo } from "./audit.ts";
 import { createEventSearch } from "./event-search.ts";
 import { createEventRepo } from "./events.ts";
+import { createExportRepo } from "./exports.ts";
 import { createIncidentRepo } from "./incidents.ts";
 import { createOnboarding } from "./onboarding.ts";
 import { createPool, type PostgresStoreOptions } from "./pool.ts";
@@ -35,6 +36,7 @@ export function createPostgresStore(options: PostgresStoreOptions & { eventSearc
     audit: createAuditRepo(pool),
     incidents: createIncidentRepo(pool),
     stats: createStatsRepo(pool),
+    exports: createExportRepo(pool),
     ...createOnboarding(pool),
     // INTAKE_EVENT_SEARCH (default true): §18's payload index built or dropped (docs/search.md).
     migrate: async () => {

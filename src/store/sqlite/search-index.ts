@@ -1,6 +1,6 @@
 /**
  * §18's payload index on SQLite (docs/search.md): `events_fts`, an FTS5 table with the trigram
- * tokenizer over `events.payload` as external content (migration 0008), kept by triggers on
+ * tokenizer over `events.payload` as external content (migration 0009), kept by triggers on
  * `events`. The triggers write the index in the event's own transaction, so neither the event
  * insert (event-insert.ts, which runs in the writer worker) nor anything else that writes
  * events needs to know about it, and a cascade or retention delete removes its entries too.

@@ -12,6 +12,7 @@ import { createAuditRepo } from "./audit.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createSqliteContext } from "./context.ts";
 import { createEventRepo } from "./events.ts";
+import { createExportRepo } from "./exports.ts";
 import { createIncidentRepo } from "./incidents.ts";
 import { createOnboarding } from "./onboarding.ts";
 import { applySearchIndex } from "./search-index.ts";
@@ -62,6 +63,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     audit: createAuditRepo(ctx),
     incidents: createIncidentRepo(ctx),
     stats: createStatsRepo(ctx),
+    exports: createExportRepo(ctx),
     setupCodes,
     createTenant,
     redeemSetupCode,
