@@ -21,7 +21,7 @@ import {
 import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenReads, apiTokenRoutes } from "./api-tokens.ts";
 import { auditRoutes } from "./audit.ts";
-import { consoleRoutes } from "./console.ts";
+import { consoleRoutes, withConsoleHeaders } from "./console.ts";
 import { errorResponse, responseForError, validationIssues } from "./errors.ts";
 import { feedRoutes } from "./feed.ts";
 import { healthBody, healthRoutes } from "./health.ts";
@@ -260,7 +260,7 @@ export async function createGateway(deps: GatewayDeps) {
       return responseValue;
     })
     .onError(({ code, error, set, request, route }) => {
-      const response = errorAnswer(code, error, set, request, route);
+      const response = withConsoleHeaders(errorAnswer(code, error, set, request, route), request);
       if (counted) countRequest(counted, request, response.status);
       return response;
     })
