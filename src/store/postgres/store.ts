@@ -542,9 +542,19 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
       feed: (tenantId, query) =>
         guard(async () =>
           eventReads.eventRecords(
-            await (query.serviceId === undefined
-              ? client.unsafe(eventReads.FEED, [tenantId, query.after, query.limit])
-              : client.unsafe(eventReads.FEED_OF_SERVICE, [tenantId, query.after, query.limit, query.serviceId])
+            await (query.maxBytes === undefined
+              ? query.serviceId === undefined
+                ? client.unsafe(eventReads.FEED, [tenantId, query.after, query.limit])
+                : client.unsafe(eventReads.FEED_OF_SERVICE, [tenantId, query.after, query.limit, query.serviceId])
+              : query.serviceId === undefined
+                ? client.unsafe(eventReads.FEED_WITHIN, [tenantId, query.after, query.limit, query.maxBytes])
+                : client.unsafe(eventReads.FEED_OF_SERVICE_WITHIN, [
+                    tenantId,
+                    query.after,
+                    query.limit,
+                    query.maxBytes,
+                    query.serviceId,
+                  ])
             ).values(),
           ),
         ),

@@ -21,6 +21,18 @@ export function createEventReads(client: Database) {
   const feedOfService = client.prepare<EventRecord, [string, number, number, string]>(
     `${RECORD} WHERE tenant_id = ?1 AND service_id = ?4 AND position > ?2 ORDER BY position LIMIT ?3`,
   );
+  // The byte budget (docs/feed.md): the subquery walks the page's positions summing the
+  // payloads' lengths (length() of a BLOB reads no content), and the outer read takes the
+  // payloads only up to the last position within ?4 — or the first one, however large.
+  const budgeted = (filter: string) =>
+    `${RECORD} WHERE tenant_id = ?1${filter} AND position > ?2 AND position <= (` +
+    "SELECT coalesce(max(CASE WHEN upto <= ?4 THEN position END), min(position)) FROM (" +
+    "SELECT position, sum(length(payload)) OVER (ORDER BY position ROWS UNBOUNDED PRECEDING) AS upto " +
+    `FROM events WHERE tenant_id = ?1${filter} AND position > ?2 ORDER BY position LIMIT ?3)) ORDER BY position`;
+  const feedWithin = client.prepare<EventRecord, [string, number, number, number]>(budgeted(""));
+  const feedOfServiceWithin = client.prepare<EventRecord, [string, number, number, number, string]>(
+    budgeted(" AND service_id = ?5"),
+  );
   const listFirst = client.prepare<EventRecord, [string, number]>(
     `${RECORD} WHERE service_id = ?1 ORDER BY id DESC LIMIT ?2`,
   );
@@ -33,10 +45,17 @@ export function createEventReads(client: Database) {
   );
 
   return {
-    feed: (tenantId: string, query: FeedQuery): EventRecord[] =>
-      query.serviceId === undefined
-        ? feed.all(tenantId, query.after, query.limit)
-        : feedOfService.all(tenantId, query.after, query.limit, query.serviceId),
+    feed: (tenantId: string, query: FeedQuery): EventRecord[] => {
+      const { after, limit, maxBytes, serviceId } = query;
+      if (maxBytes === undefined) {
+        return serviceId === undefined
+          ? feed.all(tenantId, after, limit)
+          : feedOfService.all(tenantId, after, limit, serviceId);
+      }
+      return serviceId === undefined
+        ? feedWithin.all(tenantId, after, limit, maxBytes)
+        : feedOfServiceWithin.all(tenantId, after, limit, maxBytes, serviceId);
+    },
     list: (serviceId: string, query: PageQuery): EventRecord[] =>
       query.before === undefined
         ? listFirst.all(serviceId, query.limit)
