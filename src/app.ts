@@ -211,6 +211,9 @@ export function createDomain(deps: {
     verifyToken: (credential) => tokens.verifyToken(credential),
     observer,
     logger,
+    maxEventBytes: config.limits.eventBytes,
+    readersPerToken: config.feedReaders.perToken,
+    readersPerTenant: config.feedReaders.perTenant,
   });
   // Audit events always have a horizon (INTAKE_AUDIT_RETENTION_DAYS, default 365); events only when set.
   const retentionTables: RetentionTable[] = [

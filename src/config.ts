@@ -70,6 +70,11 @@ export interface Config {
    * it was read from the store, whatever the network does (docs/cache.md).
    */
   cacheMaxAgeMs: number;
+  /**
+   * INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT: live feed reads (streams and waiting long
+   * polls) one instance holds at once per token and per tenant; past them, 429 (docs/feed.md).
+   */
+  feedReaders: { perToken: number; perTenant: number };
   /** INTAKE_EVENT_RETENTION_DAYS: null keeps events forever (docs/feed.md). */
   eventRetentionDays: number | null;
 }
@@ -250,6 +255,10 @@ export function parseConfig(env: Env): Config {
     version: version(env),
     databaseTimeoutMs: integer(env, "INTAKE_DATABASE_TIMEOUT_MS", 5000, 100, 600_000, problems),
     cacheMaxAgeMs: integer(env, "INTAKE_CACHE_MAX_AGE_MS", 2000, 100, 60_000, problems),
+    feedReaders: {
+      perToken: integer(env, "INTAKE_FEED_READERS_PER_TOKEN", 10, 1, 100_000, problems),
+      perTenant: integer(env, "INTAKE_FEED_READERS_PER_TENANT", 100, 1, 1_000_000, problems),
+    },
     eventRetentionDays:
       env.INTAKE_EVENT_RETENTION_DAYS === undefined || env.INTAKE_EVENT_RETENTION_DAYS === ""
         ? null
@@ -349,6 +358,16 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
     name: "INTAKE_RATE_LIMIT_INGEST",
     fallback: "unset (none)",
     meaning: "<n>/<seconds>s per service's signed ingest (services without their own rate_limit)",
+  },
+  {
+    name: "INTAKE_FEED_READERS_PER_TOKEN",
+    fallback: "10",
+    meaning: "1..100000: feed streams and long polls open at once per token on one instance",
+  },
+  {
+    name: "INTAKE_FEED_READERS_PER_TENANT",
+    fallback: "100",
+    meaning: "1..1000000: feed streams and long polls open at once per tenant on one instance",
   },
   {
     name: "INTAKE_EVENT_RETENTION_DAYS",

@@ -9,7 +9,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { Elysia, t } from "elysia";
 import { FeedStart, ListFeedRequestSchema, StreamFeedRequestSchema } from "../../gen/intake/v1/feed_pb.ts";
 import { GetEventRequestSchema } from "../../gen/intake/v1/ingest_pb.ts";
-import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT_SECONDS } from "../domain/feed.ts";
+import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT_SECONDS, type StreamItem } from "../domain/feed.ts";
 import type { EventRecord } from "../domain/types.ts";
 import { restErrorOf } from "../rpc/errors.ts";
 import type { RpcImpls } from "../rpc/impls.ts";
@@ -131,6 +131,21 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
       async ({ call, request, query }) => {
         // EventSource clients resend the last id on reconnect: it wins over `after`.
         const lastEventId = request.headers.get("last-event-id");
+        let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
+        let iterator: AsyncIterator<StreamItem> | undefined;
+        let pulling = false;
+        let closed = false;
+        /** Why the stream ended, for readers that look; then the connection closes. */
+        const finish = (error: unknown) => {
+          if (closed || !sink) return;
+          closed = true;
+          const rest = error instanceof ConnectError ? restErrorOf(error) : null;
+          const reason = rest ?? { code: "internal_error", message: "The stream ended." };
+          sink.enqueue(
+            sse(`event: end\ndata: ${JSON.stringify({ error: { code: reason.code, message: reason.message } })}\n\n`),
+          );
+          sink.close();
+        };
         const stream = await feed.openStream(
           create(StreamFeedRequestSchema, {
             after: lastEventId ? lastEventId : query.after,
@@ -138,19 +153,32 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
             start: startOf(query.start),
           }),
           { values: call.values, signal: request.signal, requestHeader: request.headers },
+          // Ended while nothing pulls (a reader that stopped reading): end it here, or the
+          // connection would stay open until the reader reads again (docs/feed.md).
+          (reason) => {
+            if (pulling) return;
+            finish(reason);
+            void iterator?.return?.(undefined);
+          },
         );
-        const iterator = stream[Symbol.asyncIterator]();
+        const items = stream[Symbol.asyncIterator]();
+        iterator = items;
         // highWaterMark 0: the next event is read from the store only once the socket took
-        // the previous one, so a slow reader holds at most one store page (docs/feed.md).
+        // the previous one, so a slow reader holds at most one store batch (docs/feed.md).
         const body = new ReadableStream<Uint8Array>(
           {
             start(controller) {
+              sink = controller;
               controller.enqueue(sse(": stream open\n\n"));
             },
             async pull(controller) {
+              if (closed) return;
+              pulling = true;
               try {
-                const next = await iterator.next();
+                const next = await items.next();
+                if (closed) return;
                 if (next.done) {
+                  closed = true;
                   controller.close();
                   return;
                 }
@@ -161,19 +189,14 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
                 }
                 controller.enqueue(sseEvent(item.item.cursor, item.item.event));
               } catch (error) {
-                // Why the stream ended, for readers that look; then the connection closes.
-                const rest = error instanceof ConnectError ? restErrorOf(error) : null;
-                const reason = rest ?? { code: "internal_error", message: "The stream ended." };
-                controller.enqueue(
-                  sse(
-                    `event: end\ndata: ${JSON.stringify({ error: { code: reason.code, message: reason.message } })}\n\n`,
-                  ),
-                );
-                controller.close();
+                finish(error);
+              } finally {
+                pulling = false;
               }
             },
             async cancel() {
-              await iterator.return?.(undefined);
+              closed = true;
+              await items.return?.(undefined);
             },
           },
           { highWaterMark: 0 },

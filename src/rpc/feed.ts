@@ -6,7 +6,7 @@
  * anything is sent, so a bad cursor is still a 400.
  */
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext } from "@connectrpc/connect";
+import type { ConnectError, HandlerContext } from "@connectrpc/connect";
 import {
   FeedStart,
   type ListFeedRequest,
@@ -35,15 +35,22 @@ function startOf(start: FeedStart): string | undefined {
 export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
   const { feed, logger } = deps;
 
-  /** Validates and opens; the iterator throws a ConnectError when the stream must end. */
-  async function openStream(req: StreamFeedRequest, ctx: StreamContext): Promise<AsyncIterable<StreamItem>> {
+  /**
+   * Validates and opens; the iterator throws a ConnectError when the stream must end. `onEnd`
+   * hears the end even while nothing pulls (a stalled reader), so a transport can close.
+   */
+  async function openStream(
+    req: StreamFeedRequest,
+    ctx: StreamContext,
+    onEnd?: (reason: ConnectError) => void,
+  ): Promise<AsyncIterable<StreamItem>> {
     try {
       const credential = bearerCredential(ctx.requestHeader.get("authorization"));
       if (credential === null) throw connectErrorFor("missing_credentials", "This call needs a bearer token.");
       const stream = await feed.openStream(
         principalOf(ctx),
         { after: req.after, serviceId: req.serviceId, start: startOf(req.start) },
-        { credential, signal: ctx.signal },
+        { credential, signal: ctx.signal, onEnd: onEnd && ((reason) => onEnd(toConnectError(reason, logger))) },
       );
       return {
         async *[Symbol.asyncIterator]() {
@@ -61,8 +68,16 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
     }
   }
 
-  /** One page of the feed for a ListFeed request (REST's long poll and the RPC alike). */
-  function pageOf(req: ListFeedRequest, ctx: CallContext, signal: AbortSignal | undefined): Promise<FeedPage> {
+  /**
+   * One page of the feed for a ListFeed request (REST's long poll and the RPC alike). The
+   * call's token goes along: a long poll re-checks it while it waits and before it answers.
+   */
+  function pageOf(
+    req: ListFeedRequest,
+    ctx: CallContext & Partial<Pick<HandlerContext, "requestHeader">>,
+    signal: AbortSignal | undefined,
+  ): Promise<FeedPage> {
+    const credential = bearerCredential(ctx.requestHeader?.get("authorization") ?? null) ?? undefined;
     return feed.listFeed(
       principalOf(ctx),
       {
@@ -72,7 +87,7 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
         start: startOf(req.start),
         waitSeconds: req.waitSeconds,
       },
-      signal,
+      { signal, credential },
     );
   }
 
