@@ -26,9 +26,10 @@ export type FeedStart = (typeof FEED_STARTS)[number];
 /**
  * The byte budget of a page (docs/feed.md, "Byte budget"): its events' payloads total at most
  * this, unless its first event alone is larger (a page always carries one event, so a reader
- * always progresses). `limit` still bounds the count.
+ * always progresses). `limit` still bounds the count. With 1,000 events' fields around it, a
+ * ListFeed message stays under gRPC's customary 4 MiB receive limit (grpc-js, grpc-go).
  */
-export const FEED_PAGE_BYTES = 4 * 1024 * 1024;
+export const FEED_PAGE_BYTES = 3 * 1024 * 1024;
 /** The same for what a stream reads from the store at once, and for the reads a tenant's readers share. */
 export const FEED_BATCH_BYTES = 1024 * 1024;
 /** Events a stream reads from the store at once: with the byte budget, all a slow reader can make Intake hold. */
