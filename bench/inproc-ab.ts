@@ -90,7 +90,7 @@ async function drive(name: string, root: string, extra: Record<string, string>):
     await app.close();
     rmSync(dir, { recursive: true, force: true });
   };
-  const boot = await app.domain.tokens.bootstrapTenant({ name: "Bench", permissionMode: "role_based" });
+  const boot = await app.domain.onboarding.bootstrapTenant({ name: "Bench", permissionMode: "role_based" });
   const authorization = `Bearer ${boot.token}`;
   const createService = async (serviceName: string) => {
     const created = await app.fetch(

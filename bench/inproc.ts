@@ -122,7 +122,7 @@ try {
   }
   const config = parseConfig(env);
   const app = await createApp({ config, keys: loadKeyMaterial(config), logger: createLogger(() => {}) });
-  const boot = await app.domain.tokens.bootstrapTenant({ name: "Bench", permissionMode: "role_based" });
+  const boot = await app.domain.onboarding.bootstrapTenant({ name: "Bench", permissionMode: "role_based" });
   const auth = { authorization: `Bearer ${boot.token}` };
 
   let handler: (request: Request) => Response | Promise<Response> = app.fetch;

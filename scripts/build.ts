@@ -20,7 +20,13 @@ const result = await Bun.build({
   ],
   root: join(root, "src"),
   compile: { outfile },
-  minify: true,
+  // Elysia reads each hook's and handler's source (its "sucrose" inference, node_modules/elysia
+  // dist/sucrose.mjs) to learn which parts of the request it uses, and splits a method such as
+  // `transform(ctx) {` from its body at the first line break. Minified whitespace puts a whole
+  // method on one line: the split fails, Elysia prints a non-JSON "[Sucrose] warning" on the
+  // first request and assumes the hook uses everything (cookies parsed on every request). So
+  // line breaks stay; names and syntax are still minified.
+  minify: { whitespace: false, identifiers: true, syntax: true },
 });
 if (!result.success) {
   for (const log of result.logs) console.error(log);

@@ -11,6 +11,7 @@ import { createTokenHasher } from "./domain/credentials.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
 import { createIngest } from "./domain/ingest.ts";
+import { createOnboarding } from "./domain/onboarding.ts";
 import type { Cache } from "./domain/ports/cache.ts";
 import type { FeedNotifier } from "./domain/ports/notifier.ts";
 import { noopObserver, type Observer } from "./domain/ports/observer.ts";
@@ -28,6 +29,7 @@ import { healthBody, nativeHealthRoutes } from "./gateway/health.ts";
 import type { Logger } from "./logger.ts";
 import { createPrometheusMetrics } from "./metrics/prometheus.ts";
 import { createLocalNotifier } from "./notify/local.ts";
+import type { RedisConnection } from "./redis/connection.ts";
 import { createAdmission } from "./rpc/admission.ts";
 import { createRpcImpls } from "./rpc/impls.ts";
 import { createRequestObserver } from "./rpc/observe.ts";
@@ -72,17 +74,36 @@ export async function openStore(config: Config): Promise<Store> {
   }
 }
 
+/**
+ * The instance's Redis connections (REDIS_URL set): one for commands and one subscriber,
+ * shared by the cache, the rate limiter and the feed notifier, and closed after them.
+ */
+async function openRedis(config: Config, logger: Logger): Promise<RedisConnection | null> {
+  if (!config.redisUrl) return null;
+  const [{ openRedisConnection }, { redisHeartbeatMs }] = await Promise.all([
+    import("./redis/connection.ts"),
+    import("./cache/redis.ts"),
+  ]);
+  return openRedisConnection({
+    url: config.redisUrl,
+    keyPrefix: config.redisKeyPrefix,
+    logger,
+    heartbeatMs: redisHeartbeatMs(config.cacheMaxAgeMs),
+  });
+}
+
 /** The cache, and what is serving right now (the startup log line reports it, not the configuration). */
 async function openCache(
   config: Config,
+  redis: RedisConnection | null,
   logger: Logger,
   clock: Clock,
   observer: Observer,
 ): Promise<{ cache: Cache; serving: () => { cache: "memory" | "redis"; redis?: string } }> {
-  if (config.redisUrl) {
+  if (redis) {
     const { createRedisCache } = await import("./cache/redis.ts");
     const cache = await createRedisCache({
-      url: config.redisUrl,
+      redis,
       keyPrefix: config.redisKeyPrefix,
       maxAgeMs: config.cacheMaxAgeMs,
       logger,
@@ -106,11 +127,17 @@ async function openCache(
  * admit at most a limit between them; in process otherwise. Always built: a service's own
  * `rate_limit` can be set at run time even when no deployment default is configured.
  */
-async function openRateLimiter(config: Config, logger: Logger, clock: Clock, observer: Observer): Promise<RateLimiter> {
-  if (config.redisUrl) {
+async function openRateLimiter(
+  config: Config,
+  redis: RedisConnection | null,
+  logger: Logger,
+  clock: Clock,
+  observer: Observer,
+): Promise<RateLimiter> {
+  if (redis) {
     const { createRedisRateLimiter } = await import("./cache/rate-limiter-redis.ts");
     return createRedisRateLimiter({
-      url: config.redisUrl,
+      redis,
       keyPrefix: config.redisKeyPrefix,
       logger,
       observer,
@@ -125,10 +152,10 @@ async function openRateLimiter(config: Config, logger: Logger, clock: Clock, obs
  * Feed wake-ups: Redis pub/sub when there is a Redis, else LISTEN/NOTIFY on PostgreSQL, else
  * in process (SQLite is one instance). docs/feed.md.
  */
-async function openNotifier(config: Config, logger: Logger): Promise<FeedNotifier> {
-  if (config.redisUrl) {
+async function openNotifier(config: Config, redis: RedisConnection | null, logger: Logger): Promise<FeedNotifier> {
+  if (redis) {
     const { createRedisNotifier } = await import("./notify/redis.ts");
-    return createRedisNotifier({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, logger });
+    return createRedisNotifier({ redis, keyPrefix: config.redisKeyPrefix, logger });
   }
   if (config.database.kind === "postgres") {
     const { createPostgresNotifier } = await import("./notify/postgres.ts");
@@ -166,15 +193,9 @@ export function createDomain(deps: {
     negativeTtlMs: 5_000,
     maxEntries: 50_000,
   });
-  const tokens = createTokens({
-    store,
-    tokenCache,
-    clock,
-    newId,
-    hashToken: createTokenHasher(keys.tokenPepper),
-    logger,
-    audit,
-  });
+  const hashToken = createTokenHasher(keys.tokenPepper);
+  const tokens = createTokens({ store, tokenCache, clock, newId, hashToken, logger, audit });
+  const onboarding = createOnboarding({ store, tokens, clock, hashToken, audit });
   // A tenant's service list (up to SERVICE_LIST_HELD), for the list pages the console and
   // integrations call most; invalidated by every change like the entries above (docs/cache.md).
   const listCache = cache.namespace<HeldServiceList>("svl", { ttlMs: 60_000, negativeTtlMs: 0, maxEntries: 10_000 });
@@ -231,7 +252,7 @@ export function createDomain(deps: {
     });
   }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
-  return { tokens, services, tenants, ingest, feed, audit, retention, signingCache, newId };
+  return { tokens, onboarding, services, tenants, ingest, feed, audit, retention, signingCache, newId };
 }
 
 export type Domain = ReturnType<typeof createDomain>;
@@ -244,9 +265,10 @@ export async function createApp(options: AppOptions) {
   const observer = metrics?.observer ?? noopObserver;
   const requests = createRequestObserver({ observer, metrics: metrics !== null, accessLog: config.accessLog, logger });
   const store = await openStore(config);
-  const { cache, serving: cacheServing } = await openCache(config, logger, clock, observer);
-  const rateLimiter = await openRateLimiter(config, logger, clock, observer);
-  const notifier = await openNotifier(config, logger);
+  const redis = await openRedis(config, logger);
+  const { cache, serving: cacheServing } = await openCache(config, redis, logger, clock, observer);
+  const rateLimiter = await openRateLimiter(config, redis, logger, clock, observer);
+  const notifier = await openNotifier(config, redis, logger);
   const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer, notifier });
   domain.retention.start();
   const admission = createAdmission(
@@ -289,6 +311,8 @@ export async function createApp(options: AppOptions) {
     await rateLimiter.close();
     await notifier.close();
     await cache.close();
+    // Once, after its three users.
+    await redis?.close();
     await store.close();
   }
 

@@ -1,9 +1,11 @@
 /**
- * `bun run intake <command>`. Every command and its flags are declared once in COMMANDS:
- * parsing (unknown flags are errors that name them) and `help` both read that table.
+ * `bun run intake <command>` (`./intake <command>` in the one-file build). Every command and its
+ * flags are declared once in COMMANDS: parsing (unknown flags are errors that name them) and
+ * `help` both read that table; help and hints name the command as it was invoked (`invokedAs`).
  * Bad configuration ends the process with one line per problem, naming the variable.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { createDomain, type Domain, openStore } from "./app.ts";
 import { createMemoryCache } from "./cache/memory.ts";
@@ -12,6 +14,7 @@ import {
   ConfigError,
   describeStore,
   ENVIRONMENT,
+  invokedAs,
   loadKeyMaterial,
   parseConfig,
   version,
@@ -20,6 +23,7 @@ import { DomainError } from "./domain/errors.ts";
 import { systemClock } from "./domain/types.ts";
 import { createLogger } from "./logger.ts";
 import { serve } from "./serve.ts";
+import { runningServer } from "./serving.ts";
 
 interface Flag {
   name: string;
@@ -60,7 +64,12 @@ function note(message: string) {
  */
 function refuseNewStore(command: string, config: Config, create: boolean) {
   const { database } = config;
-  if (database.kind !== "sqlite" || database.path === ":memory:" || existsSync(database.path) || create) return;
+  if (database.kind !== "sqlite" || database.path === ":memory:" || existsSync(database.path)) return;
+  if (create) {
+    // The file's own directory (DATABASE_URL=sqlite:<path> may name one outside the data dir).
+    mkdirSync(dirname(database.path), { recursive: true, mode: 0o700 });
+    return;
+  }
   const variable = config.databaseVariable;
   const shown = variable === "INTAKE_DATA_DIR" ? (process.env.INTAKE_DATA_DIR ?? "./data") : process.env.DATABASE_URL;
   fail(
@@ -80,13 +89,16 @@ function operatorConfig(command: string, create: boolean): Config {
 }
 
 /** Runs `work` with the domain's tokens over the configured store, closing the store after. */
-async function withTokens(config: Config, work: (tokens: Domain["tokens"]) => Promise<void>): Promise<void> {
+async function withOnboarding(
+  config: Config,
+  work: (onboarding: Domain["onboarding"]) => Promise<void>,
+): Promise<void> {
   const keys = loadKeyMaterial(config);
   const logger = createLogger((line) => process.stderr.write(`${line}\n`), { level: config.logLevel });
   const store = await openStore(config);
   const cache = createMemoryCache();
   try {
-    await work(createDomain({ store, cache, keys, config, logger, clock: systemClock }).tokens);
+    await work(createDomain({ store, cache, keys, config, logger, clock: systemClock }).onboarding);
   } finally {
     await cache.close();
     await store.close();
@@ -99,12 +111,12 @@ async function bootstrap(values: Values) {
   if (!values["tenant-name"] === !values["tenant-id"])
     throw new UsageError("give exactly one of --tenant-name or --tenant-id");
   const config = operatorConfig("bootstrap", values.create === true);
-  await withTokens(config, async (tokens) => {
+  await withOnboarding(config, async (onboarding) => {
     const name = values["tenant-name"];
     const made =
       typeof name === "string"
-        ? await tokens.bootstrapTenant({ name, permissionMode: mode })
-        : { ...(await tokens.mintRecoveryToken(values["tenant-id"] as string)), sameName: 0 };
+        ? await onboarding.bootstrapTenant({ name, permissionMode: mode })
+        : { ...(await onboarding.mintRecoveryToken(values["tenant-id"] as string)), sameName: 0 };
     const where = describeStore(config.database);
     if (made.sameName > 0) {
       note(
@@ -125,6 +137,33 @@ async function bootstrap(values: Values) {
   });
 }
 
+/**
+ * Where the link points without --base-url: the server serving this store, as it recorded
+ * itself beside the store (src/serving.ts); else HOST and PORT from this shell's environment,
+ * saying so on stderr, since a server started with another PORT would not answer there.
+ */
+function linkBase(config: Config): string {
+  const running = runningServer(config);
+  if (running?.url) {
+    const url = new URL(running.url);
+    // A server on every address (0.0.0.0, ::) is reached on this machine at localhost.
+    if (url.hostname === "0.0.0.0" || url.hostname === "[::]") url.hostname = "localhost";
+    note(
+      `setup-link: the link points at the server serving this store (pid ${running.pid}, ${url.origin}); --base-url <url> names another origin`,
+    );
+    return url.origin;
+  }
+  const fallback = `http://${config.host}:${config.port}`;
+  const why =
+    config.database.kind === "postgres"
+      ? "a PostgreSQL store may have several servers"
+      : `no server is serving ${config.database.path} now`;
+  note(
+    `setup-link: ${why}; the link uses HOST and PORT from this environment (${fallback}); --base-url <url> names another origin`,
+  );
+  return fallback;
+}
+
 /** A one-time console setup link (docs/console.md): only the code's digest is stored. */
 async function setupLink(values: Values) {
   const raw = typeof values["expires-in"] === "string" ? values["expires-in"] : "3600";
@@ -135,11 +174,11 @@ async function setupLink(values: Values) {
   // A link is for a running server's store: no --create here.
   const config = operatorConfig("setup-link", false);
   const given = values["base-url"];
-  const base = (typeof given === "string" ? given : `http://${config.host}:${config.port}`).replace(/\/+$/, "");
+  const base = (typeof given === "string" ? given : linkBase(config)).replace(/\/+$/, "");
   if (!URL.canParse(base))
     throw new UsageError(`--base-url must be an absolute URL such as https://intake.example.com (got "${base}")`);
-  await withTokens(config, async (tokens) => {
-    const made = await tokens.issueSetupCode({ expiresInSeconds: expiresIn });
+  await withOnboarding(config, async (onboarding) => {
+    const made = await onboarding.issueSetupCode({ expiresInSeconds: expiresIn });
     // The code rides in the fragment: browsers never send it, so no access log can hold it.
     const out = { url: `${base}/console/setup#code=${made.code}`, expires_at: new Date(made.expiresAt).toISOString() };
     if (values.json) process.stdout.write(`${JSON.stringify(out)}\n`);
@@ -196,7 +235,7 @@ const COMMANDS: Command[] = [
         name: "base-url",
         type: "string",
         value: "<url>",
-        help: "the origin people reach Intake at (default http://HOST:PORT)",
+        help: "the origin people reach Intake at (default: where the server serving this store listens, else http://HOST:PORT)",
       },
       { name: "json", type: "boolean", help: 'print {"url", "expires_at"} as one JSON line' },
     ],
@@ -205,9 +244,11 @@ const COMMANDS: Command[] = [
   {
     name: "migrate",
     summary: "apply the store's migrations and exit",
-    flags: [],
-    async run() {
-      const config = parseConfig(process.env);
+    flags: [
+      { name: "create", type: "boolean", help: "make the SQLite store (and its directory) if it does not exist yet" },
+    ],
+    async run(values) {
+      const config = operatorConfig("migrate", values.create === true);
       const store = await openStore(config);
       await store.close();
       process.stdout.write(`migrations applied (${config.database.kind}): ${describeStore(config.database)}\n`);
@@ -224,10 +265,11 @@ const COMMANDS: Command[] = [
 ];
 
 function usage(): string {
-  const out = [`intake ${version(process.env)}`, "", "usage: bun run intake <command> [flags]", "", "commands:"];
+  const self = invokedAs();
+  const out = [`intake ${version(process.env)}`, "", `usage: ${self} <command> [flags]`, "", "commands:"];
   for (const command of COMMANDS) {
     out.push(`  ${command.name.padEnd(10)} ${command.summary}`);
-    for (const form of command.forms ?? []) out.push(`             bun run intake ${form}`);
+    for (const form of command.forms ?? []) out.push(`             ${self} ${form}`);
     for (const flag of command.flags) {
       const left = `--${flag.name}${flag.value ? ` ${flag.value}` : ""}`;
       out.push(`             ${left.padEnd(34)} ${flag.help}`);
@@ -285,7 +327,7 @@ function argumentProblem(error: unknown, args: string[]): string {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) fail(`intake: ${error.message}\nrun \`bun run intake help\` for the usage`, 2);
+  if (error instanceof UsageError) fail(`intake: ${error.message}\nrun \`${invokedAs()} help\` for the usage`, 2);
   if (error instanceof ConfigError) fail(error.problems.map((p) => `config: ${p}`).join("\n"));
   if (error instanceof DomainError)
     fail(`${error.code}: ${error.message}${error.details ? ` ${JSON.stringify(error.details)}` : ""}`);

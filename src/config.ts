@@ -155,6 +155,17 @@ export function rootCause(error: unknown): string {
   return typeof code === "string" && !e.message.includes(code) ? `${e.message} (${code})` : e.message;
 }
 
+/**
+ * The command as the operator typed it, for help and messages that tell them what to run: the
+ * one-file build's own path as invoked (`./intake`, or `intake` found on PATH), `bun run intake`
+ * under Bun. A compiled executable's modules live in Bun's embedded file system (`/$bunfs/`,
+ * `B:/~BUN/` on Windows), which is how the two are told apart.
+ */
+export function invokedAs(): string {
+  const compiled = Bun.main.startsWith("/$bunfs/") || /^[A-Z]:[\\/]~BUN[\\/]/.test(Bun.main);
+  return compiled ? process.argv0 : "bun run intake";
+}
+
 export function version(env: Env): string {
   return env.INTAKE_BUILD ? `${pkg.version}+${env.INTAKE_BUILD}` : pkg.version;
 }

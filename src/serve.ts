@@ -6,8 +6,9 @@
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
 import { createApp } from "./app.ts";
-import { type Config, ConfigError, type KeyMaterial } from "./config.ts";
+import { type Config, ConfigError, invokedAs, type KeyMaterial } from "./config.ts";
 import type { Logger } from "./logger.ts";
+import { claimStore } from "./serving.ts";
 
 /**
  * Bun's own body limit answers a bare 413 (no error body, no X-Request-Id) from the declared
@@ -53,7 +54,28 @@ async function listenProblem(variable: string, port: number, host: string, error
 
 export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
   await checkHost(config.host);
-  const app = await createApp({ config, keys, logger });
+  // Before migrations: a second server on a SQLite store stops here, naming the first.
+  const claim = claimStore(config);
+  let app: Awaited<ReturnType<typeof createApp>>;
+  try {
+    app = await createApp({ config, keys, logger });
+  } catch (error) {
+    claim?.release();
+    throw error;
+  }
+  // gRPC first: `GET /v1/health` answers 200 once the HTTP listener accepts, so a caller that
+  // waits for it and then dials gRPC must find that listener already up (docs/operations.md,
+  // "Readiness"). INTAKE_GRPC_PORT=0 disables it; `grpc.port` is the bound port.
+  let grpc: Awaited<ReturnType<typeof app.listenGrpc>> | null = null;
+  if (config.grpcPort !== 0) {
+    try {
+      grpc = await app.listenGrpc(config.grpcPort);
+    } catch (error) {
+      await app.close();
+      claim?.release();
+      throw await listenProblem("INTAKE_GRPC_PORT", config.grpcPort, config.host, error);
+    }
+  }
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({
@@ -71,20 +93,12 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
       maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
     });
   } catch (error) {
+    await grpc?.close();
     await app.close();
+    claim?.release();
     throw await listenProblem("PORT", config.port, config.host, error);
   }
-  // INTAKE_GRPC_PORT=0 disables it; `grpc.port` is the bound port.
-  let grpc: Awaited<ReturnType<typeof app.listenGrpc>> | null = null;
-  if (config.grpcPort !== 0) {
-    try {
-      grpc = await app.listenGrpc(config.grpcPort);
-    } catch (error) {
-      await server.stop(true);
-      await app.close();
-      throw await listenProblem("INTAKE_GRPC_PORT", config.grpcPort, config.host, error);
-    }
-  }
+  claim?.announce(server.url.href, grpc?.port ?? null);
   logger.info("intake listening", {
     url: server.url.href,
     grpc_port: grpc?.port ?? null,
@@ -94,8 +108,9 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
   });
   if (!(await app.store.tenants.any())) {
     // Never the code itself: only the command that makes one (docs/console.md).
+    const self = invokedAs();
     logger.info(
-      "no tenant yet: get a one-time console setup link with `bun run intake setup-link`, or mint the first token with `bun run intake bootstrap --tenant-name <name> --json`",
+      `no tenant yet: get a one-time console setup link with \`${self} setup-link\`, or mint the first token with \`${self} bootstrap --tenant-name <name> --json\``,
     );
   }
 
@@ -108,6 +123,7 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
       // Both drain at once: the gRPC listener turns NOT_SERVING and sends GOAWAY.
       await Promise.all([server.stop(false), grpc?.close()]);
       await app.close();
+      claim?.release();
       logger.info("stopped");
     })();
     return stopping;

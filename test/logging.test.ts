@@ -124,7 +124,7 @@ test("no token, signing secret, setup code, pepper, secrets key or payload appea
   await req("PATCH", "/v1/tenant", { body: { permission_mode: world.ownerToken } });
 
   // Setup codes: redeemed once (its token is a secret too), then reused, and a made-up one.
-  const setup = await world.app.domain.tokens.issueSetupCode({ expiresInSeconds: 3600 });
+  const setup = await world.app.domain.onboarding.issueSetupCode({ expiresInSeconds: 3600 });
   secrets.push(setup.code);
   const redeemed = await req("POST", "/v1/setup", {
     token: null,

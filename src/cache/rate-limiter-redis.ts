@@ -5,15 +5,18 @@
  * (connection down, a command failing or slower than the command timeout) each instance
  * decides alone with the in-process limiter, and every such decision is counted
  * (`observer.rateLimiterFallback`): degraded to per-instance limits, never open, never shut.
+ * It runs on the instance's shared Redis connection (src/redis/connection.ts), which it
+ * neither opens nor closes.
  */
-import { Redis } from "ioredis";
 import type { Observer, RateLimitPolicy } from "../domain/ports/observer.ts";
 import type { RateDecision, RateLimit, RateLimiter } from "../domain/ports/rate-limiter.ts";
 import type { Logger } from "../logger.ts";
+import type { RedisConnection } from "../redis/connection.ts";
 import { createMemoryRateLimiter } from "./rate-limiter-memory.ts";
 
 export interface RedisRateLimiterOptions {
-  url: string;
+  /** The instance's Redis connections; the limiter uses the command connection. */
+  redis: RedisConnection;
   /** INTAKE_REDIS_KEY_PREFIX: instances of one deployment share their windows through it. */
   keyPrefix?: string;
   logger: Logger;
@@ -21,8 +24,8 @@ export interface RedisRateLimiterOptions {
   /** Clock of the in-process fallback (epoch ms). Redis windows run on Redis's own clock. */
   now?: () => number;
   /**
-   * Bound on one decision's round trip. Short: past it the request is decided in process
-   * rather than held up by a slow Redis.
+   * Bound on one decision's round trip, shorter than the connection's own command bound:
+   * past it the request is decided in process rather than held up by a slow Redis.
    */
   commandTimeoutMs?: number;
 }
@@ -64,7 +67,7 @@ const WARN_INTERVAL_MS = 10_000;
  */
 const BACK_OFF_MS = 1_000;
 
-export async function createRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RateLimiter> {
+export function createRedisRateLimiter(options: RedisRateLimiterOptions): RateLimiter {
   const prefix = options.keyPrefix ?? "intake";
   const { logger, observer } = options;
   const now = options.now ?? Date.now;
@@ -75,19 +78,8 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
   /** Date.now() before which decisions skip Redis (see BACK_OFF_MS). */
   let skipUntil = 0;
 
-  const connection = new Redis(options.url, {
-    connectionName: `${prefix}:ratelimit`,
-    // A decision never waits for a connection: while it is down, decide in process at once.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    autoResendUnfulfilledCommands: false,
-    commandTimeout: options.commandTimeoutMs ?? 250,
-    connectTimeout: 2_000,
-    lazyConnect: true,
-    // Concurrent decisions leave in one write (one pipeline per event-loop tick).
-    enableAutoPipelining: true,
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 5), 1_000) + Math.floor(Math.random() * 50),
-  });
+  const commandTimeoutMs = options.commandTimeoutMs ?? 250;
+  const connection = options.redis.command;
   connection.defineCommand("intakeRateWindow", { numberOfKeys: 1, lua: WINDOW_SCRIPT });
   const script = connection as unknown as WithWindowCommand;
 
@@ -101,7 +93,19 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
     lastWarned = at;
     suppressed = 0;
   };
-  connection.on("error", (error: unknown) => warn(error instanceof Error ? error.message : "connection error"));
+  const onError = (error: unknown) => warn(error instanceof Error ? error.message : "connection error");
+  connection.on("error", onError);
+
+  /** The decision's reply, or a rejection once commandTimeoutMs has passed without one. */
+  function bounded(reply: Promise<WindowReply>): Promise<WindowReply> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    return Promise.race([
+      reply,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("command timed out")), commandTimeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+  }
 
   function fallback(policy: RateLimitPolicy, key: string, limit: RateLimit, reason: string): RateDecision {
     observer.rateLimiterFallback(policy);
@@ -115,7 +119,7 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
     const windowMs = limit.windowSeconds * 1000;
     // The window length is part of the key: a changed rate_limit starts a fresh window.
     const redisKey = `${prefix}:rl:${policy}:${key}:${limit.windowSeconds}`;
-    return script.intakeRateWindow(redisKey, limit.limit, windowMs).then(
+    return bounded(script.intakeRateWindow(redisKey, limit.limit, windowMs)).then(
       ([admitted, count, ttl]) => ({
         policy,
         allowed: admitted === 1,
@@ -131,25 +135,12 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
     );
   }
 
-  // Bounded: an unreachable Redis must not stop Intake from starting (the fallback decides).
-  connection.connect().catch(() => {});
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    new Promise<void>((resolve) => connection.once("ready", () => resolve())),
-    new Promise<void>((resolve) => connection.once("error", () => resolve())),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, 2_500);
-    }),
-  ]);
-  clearTimeout(timer);
-
   return {
     take,
     async close() {
       if (closed) return;
       closed = true;
-      if (connection.status === "ready") await connection.quit().catch(() => {});
-      connection.disconnect();
+      connection.off("error", onError);
       await local.close();
     },
   };

@@ -5,55 +5,31 @@
  * secret, digest or payload: `changes` is built from an allow-list of public fields.
  */
 
+import {
+  AUDIT_ACTIONS,
+  type AuditAction,
+  type AuditActor,
+  type AuditChanges,
+  type AuditRecord,
+  type AuditTarget,
+  type AuditValue,
+} from "./audit-types.ts";
 import { DomainError, type FieldIssue } from "./errors.ts";
 import { parseId, TENANT_ID } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { AuditQuery, Store } from "./ports/store.ts";
 import type { Clock, Principal, ServiceRecord, TenantRecord } from "./types.ts";
 
-export const AUDIT_ACTIONS = [
-  "tenant.create",
-  "tenant.update",
-  "api_token.create",
-  "api_token.revoke",
-  "service.create",
-  "service.update",
-  "service.delete",
-  "service.secret_rotate",
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-
-/**
- * Who made a change: a bearer token (its raw id), a person redeeming a setup link, or an
- * operator at the CLI (`bootstrap`).
- */
-export type AuditActor = { type: "api_token"; id: string } | { type: "setup_link" } | { type: "operator" };
-
-export type AuditTargetType = "tenant" | "api_token" | "service";
-
-/** Raw ids, as the store keeps them: 32 hex for tokens and services, the UUID for the tenant. */
-export interface AuditTarget {
-  type: AuditTargetType;
-  id: string;
-}
-
-/** A field's value in its public (REST) form: `changes` is shown as it is stored. */
-export type AuditValue = string | number | boolean | null | AuditValue[] | { [key: string]: AuditValue };
-export type AuditChanges = Record<string, { from: AuditValue; to: AuditValue }>;
-
-export interface AuditRecord {
-  /** 32 hex, time ordered like every other id: `ORDER BY id DESC` is newest first. */
-  id: string;
-  tenantId: string;
-  occurredAt: number;
-  action: AuditAction;
-  actor: AuditActor;
-  target: AuditTarget;
-  /** `req_…` of the API call that made the change; null for the CLI. */
-  requestId: string | null;
-  /** Only for updates: the fields that changed. */
-  changes: AuditChanges | null;
-}
+export {
+  AUDIT_ACTIONS,
+  type AuditAction,
+  type AuditActor,
+  type AuditChanges,
+  type AuditRecord,
+  type AuditTarget,
+  type AuditTargetType,
+  type AuditValue,
+} from "./audit-types.ts";
 
 /** Where a change comes from: who made it and, for an API call, the request that carried it. */
 export interface ChangeOrigin {

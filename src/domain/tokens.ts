@@ -1,27 +1,20 @@
 /**
- * API tokens (docs/api.md): minting, verification, listing and soft revocation.
+ * API tokens (docs/api.md): minting, verification, listing and soft revocation. A tenant's
+ * first token and the setup codes that buy one are onboarding (onboarding.ts).
  */
 
 import type { Logger } from "../logger.ts";
 import { forbidEscalation } from "./access.ts";
-import { type Audit, type ChangeOrigin, OPERATOR, tokenOrigin } from "./audit.ts";
-import {
-  generateSetupCode,
-  generateToken,
-  isWellFormedSetupCode,
-  isWellFormedToken,
-  TOKEN_LENGTH,
-  tokenPrefix,
-} from "./credentials.ts";
+import { type Audit, type ChangeOrigin, tokenOrigin } from "./audit.ts";
+import { generateToken, isWellFormedToken, TOKEN_LENGTH, tokenPrefix } from "./credentials.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
-import { newTenantId, parseId, TENANT_ID } from "./ids.ts";
+import { parseId } from "./ids.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import type { Store } from "./ports/store.ts";
 import { isRepresentableTime, MAX_TIME_TEXT } from "./time.ts";
 import {
   type Clock,
-  PERMISSION_MODES,
   type PermissionMode,
   type Principal,
   ROLES,
@@ -141,8 +134,9 @@ export function createTokens(deps: TokenDeps) {
   /**
    * Negative outcomes are data; only the edge turns them into 401. A token the cache holds a
    * record for is a stored token's digest, so it is well-formed by construction: its shape and
-   * checksum are judged only when the cache holds no record (they were ~3% of an authenticated
-   * GET in process, bench/README.md). Only credentials of a token's length are hashed.
+   * checksum are judged only when the cache holds no record (a visible share of an
+   * authenticated GET in process: the benchmark's scenario 2). Only credentials of a token's
+   * length are hashed.
    */
   function verifyToken(credential: string): VerifyResult | Promise<VerifyResult> {
     if (credential.length !== TOKEN_LENGTH) return malformed(credential);
@@ -264,14 +258,6 @@ export function createTokens(deps: TokenDeps) {
     }
   }
 
-  /** A new tenant's two events: `tenant.create`, then `api_token.create` of its first token. */
-  function creationAudit(tenantId: string, tokenId: string, origin: ChangeOrigin) {
-    return [
-      deps.audit.record(tenantId, origin, "tenant.create", { type: "tenant", id: tenantId }),
-      deps.audit.record(tenantId, origin, "api_token.create", { type: "api_token", id: tokenId }),
-    ];
-  }
-
   function ownerTokenBase(tenantId: string, name: string): Omit<TokenRecord, "prefix" | "digest"> {
     return {
       id: deps.newId(),
@@ -288,70 +274,16 @@ export function createTokens(deps: TokenDeps) {
   }
 
   /**
-   * Operator commands (CLI `bootstrap`): a new tenant with its first owner read_write token
-   * in one transaction, or a recovery owner token for an existing tenant. created_by is null.
-   * A setup link creates a tenant the same way, with its own origin (actor `setup_link`).
-   * Audited as `tenant.create` and `api_token.create` of the first token, in that transaction.
+   * A tenant's owner read_write token (created_by null), made but not stored: onboarding
+   * (onboarding.ts) writes it with the tenant in one transaction.
    */
-  async function bootstrapTenant(
-    input: { name: string; permissionMode: PermissionMode },
-    origin: ChangeOrigin = OPERATOR,
-  ) {
-    const issues: FieldIssue[] = [];
-    const name = checkName("tenant_name", input.name, issues);
-    throwIfIssues(issues);
-    const tenant = { id: newTenantId(), name, permissionMode: input.permissionMode, createdAt: clock.now() };
-    const { record, token } = makeToken(ownerTokenBase(tenant.id, "bootstrap"));
-    // Allowed, but the operator is told (a second bootstrap by mistake is the usual cause).
-    const sameName = await store.tenants.countNamed(name);
-    await store.createTenant(tenant, record, creationAudit(tenant.id, record.id, origin));
-    return { tenant, record, token, sameName };
+  function newOwnerToken(tenantId: string, name: string): { record: TokenRecord; token: string } {
+    return makeToken(ownerTokenBase(tenantId, name));
   }
 
-  /**
-   * CLI `setup-link`: a one-time code for the console's setup page (docs/console.md). Only its
-   * digest is stored; the code itself is returned once and never logged.
-   */
-  async function issueSetupCode(input: { expiresInSeconds: number }): Promise<{ code: string; expiresAt: number }> {
-    const code = generateSetupCode();
-    const now = clock.now();
-    const expiresAt = now + input.expiresInSeconds * 1000;
-    await store.setupCodes.insert({ digest: deps.hashToken(code), createdAt: now, expiresAt });
-    return { code, expiresAt };
-  }
-
-  /**
-   * `POST /v1/setup`: a setup code buys one new tenant and its first owner read_write token.
-   * The body is judged first (400 leaves the code unused), then the code (401 for one that is
-   * malformed, unknown, used or expired — one answer for all, as for tokens).
-   */
-  async function redeemSetupCode(
-    input: { code: string; tenantName: string; permissionMode?: string | undefined },
-    requestId: string | null,
-  ) {
-    const issues: FieldIssue[] = [];
-    const name = checkName("tenant_name", input.tenantName, issues);
-    const permissionMode = (input.permissionMode ?? "role_based") as PermissionMode;
-    if (!PERMISSION_MODES.includes(permissionMode)) {
-      issues.push({ field: "permission_mode", message: "must be flat or role_based" });
-    }
-    throwIfIssues(issues);
-    const refused = new DomainError("invalid_setup_code", "The setup code is unknown, already used or expired.");
-    if (!isWellFormedSetupCode(input.code)) throw refused;
-    const now = clock.now();
-    const tenant = { id: newTenantId(), name, permissionMode, createdAt: now };
-    const { record, token } = makeToken(ownerTokenBase(tenant.id, "setup"));
-    // Audited like the CLI's bootstrap, as the setup link's (docs/api.md, "Audit log").
-    const audit = creationAudit(tenant.id, record.id, { actor: { type: "setup_link" }, requestId });
-    if (!(await store.redeemSetupCode(deps.hashToken(input.code), now, tenant, record, audit))) throw refused;
-    return { tenant, record, token };
-  }
-
-  async function mintRecoveryToken(tenantId: string) {
-    const tenant = TENANT_ID.test(tenantId) ? await store.tenants.get(tenantId) : null;
-    if (!tenant) throw notFound("tenant");
-    const { record, token } = await insertWithFreshPrefix(ownerTokenBase(tenant.id, "recovery"), OPERATOR);
-    return { tenant, record, token };
+  /** An owner read_write token for an existing tenant, stored with its audit record. */
+  function insertOwnerToken(tenantId: string, name: string, origin: ChangeOrigin) {
+    return insertWithFreshPrefix(ownerTokenBase(tenantId, name), origin);
   }
 
   return {
@@ -360,10 +292,8 @@ export function createTokens(deps: TokenDeps) {
     getToken,
     listTokens,
     revokeToken,
-    bootstrapTenant,
-    issueSetupCode,
-    redeemSetupCode,
-    mintRecoveryToken,
+    newOwnerToken,
+    insertOwnerToken,
     flushLastUsed,
   };
 }

@@ -7,7 +7,7 @@
  * its own on the server (a transaction id, the database-wide notification lock at commit, a
  * signal to every listening session, this instance's own included), and one per committed
  * ingest batch doubled the transactions an ingest load commits, costing CPU on both sides
- * (bench/README.md, scenario 4). A NOTIFY returns long before the next batch commits, so
+ * (the benchmark's scenario 4, signed ingest on PostgreSQL). A NOTIFY returns long before the next batch commits, so
  * merging only what commits while one is in flight merges nothing: at most one is in flight,
  * and the next goes no sooner than NOTIFY_SPACING_MS after the previous one, carrying the
  * tenants of every batch committed meanwhile. The first after a quiet spell goes at once; under

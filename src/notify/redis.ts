@@ -1,18 +1,23 @@
 /**
- * Feed wake-ups across instances over Redis pub/sub (REDIS_URL set). Best effort by design:
- * readers re-read the store on a timer too, so a message lost while Redis is away delays a
- * delivery and never loses one (docs/feed.md).
+ * Feed wake-ups across instances over Redis pub/sub (REDIS_URL set), on the instance's shared
+ * Redis connections (src/redis/connection.ts), which it neither opens nor closes. Best effort
+ * by design: readers re-read the store on a timer too, so a message lost while Redis is away
+ * delays a delivery and never loses one (docs/feed.md).
  */
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
 import type { FeedNotifier } from "../domain/ports/notifier.ts";
 import type { Logger } from "../logger.ts";
+import type { RedisConnection } from "../redis/connection.ts";
 import { createLocalWakeups, parseWakeMessage } from "./local.ts";
 
 const WARN_INTERVAL_MS = 10_000;
 
-export function createRedisNotifier(options: { url: string; keyPrefix: string; logger: Logger }): FeedNotifier {
-  const { logger } = options;
+export function createRedisNotifier(options: {
+  redis: RedisConnection;
+  keyPrefix: string;
+  logger: Logger;
+}): FeedNotifier {
+  const { logger, redis } = options;
   const channel = `${options.keyPrefix}:feed`;
   const self = randomUUID();
   const local = createLocalWakeups();
@@ -26,35 +31,32 @@ export function createRedisNotifier(options: { url: string; keyPrefix: string; l
       error: error instanceof Error ? error.message : String(error),
     });
   };
-  const redisOptions = { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false };
-  const publisher = new Redis(options.url, redisOptions);
-  const subscriber = new Redis(options.url, { ...redisOptions, enableOfflineQueue: true });
-  publisher.on("error", (error: unknown) => warn("publisher", error));
-  subscriber.on("error", (error: unknown) => warn("subscriber", error));
-  subscriber.on("message", (_channel: string, text: string) => {
-    const message = parseWakeMessage(text);
-    if (message && message.from !== self) local.fire(message.tenants);
-  });
-  // Re-subscribed after every reconnect: whatever was published meanwhile is lost, so wake all.
-  subscriber.on("ready", () => {
-    subscriber.subscribe(channel).then(
-      () => local.fireAll(),
-      (error: unknown) => warn("subscribe", error),
-    );
+  const unlisten = redis.listen({
+    channels: [channel],
+    // Subscribed again after a reconnect: whatever was published meanwhile is lost, so wake all.
+    onSubscribed: () => local.fireAll(),
+    onLost: () => {},
+    onMessage(_channel, text) {
+      const message = parseWakeMessage(text);
+      if (message && message.from !== self) local.fire(message.tenants);
+    },
   });
 
   return {
     kind: "redis",
     publish(tenantIds) {
       local.fire(tenantIds);
-      publisher.publish(channel, JSON.stringify({ from: self, tenants: tenantIds })).catch((error: unknown) => {
+      if (!redis.commandReady()) {
+        warn("publish", new Error(`connection is ${redis.command.status}`));
+        return;
+      }
+      redis.command.publish(channel, JSON.stringify({ from: self, tenants: tenantIds })).catch((error: unknown) => {
         warn("publish", error);
       });
     },
     subscribe: (tenantId, wake) => local.subscribe(tenantId, wake),
     async close() {
-      subscriber.disconnect();
-      publisher.disconnect();
+      unlisten();
     },
   };
 }

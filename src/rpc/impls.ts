@@ -8,6 +8,7 @@
 import type { Audit } from "../domain/audit.ts";
 import type { Feed } from "../domain/feed.ts";
 import type { Ingest } from "../domain/ingest.ts";
+import type { Onboarding } from "../domain/onboarding.ts";
 import type { Services } from "../domain/services.ts";
 import type { Tenants } from "../domain/tenant.ts";
 import type { Tokens } from "../domain/tokens.ts";
@@ -23,6 +24,7 @@ import { createTenantImpl } from "./tenant.ts";
 
 export interface RpcImplsDeps {
   tokens: Tokens;
+  onboarding: Onboarding;
   services: Services;
   tenants: Tenants;
   ingest: Ingest;
@@ -39,7 +41,7 @@ export function createRpcImpls(deps: RpcImplsDeps) {
     apiTokens: createApiTokenServiceImpl({ tokens: deps.tokens, logger }),
     services: createServiceRegistryImpl({ services: deps.services, logger }),
     tenant: createTenantImpl({ tenants: deps.tenants, logger }),
-    setup: createSetupImpl({ tokens: deps.tokens, logger }),
+    setup: createSetupImpl({ onboarding: deps.onboarding, logger }),
     health: createHealthImpl(deps.version),
     /** Ingest and ListEvents, plus the early checks the ingest route makes before reading a body. */
     ingest: createIngestImpl({ ingest: deps.ingest, feed: deps.feed, logger }),

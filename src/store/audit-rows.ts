@@ -3,7 +3,7 @@
  * flat (type and id columns) so that the list filters are indexed equality. Read back by the
  * list page's own mapping (list-rows.ts).
  */
-import type { AuditActor, AuditChanges, AuditRecord, AuditTargetType } from "../domain/audit.ts";
+import type { AuditActor, AuditChanges, AuditRecord, AuditTargetType } from "../domain/audit-types.ts";
 
 export interface AuditRow {
   id: string;

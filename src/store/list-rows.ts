@@ -4,9 +4,9 @@
  * once), reading only the columns a page shows, and rows taken as positional values
  * (bun:sqlite's and Bun SQL's `.values()`) mapped here by hand into the domain's records.
  * A list never reads a sealed secret or a digest, and no per-row mapping of drizzle runs:
- * docs/store.md, "List pages", has the measurements.
+ * docs/store.md, "List pages", says why.
  */
-import type { AuditAction, AuditActor, AuditChanges, AuditRecord, AuditTargetType } from "../domain/audit.ts";
+import type { AuditAction, AuditActor, AuditChanges, AuditRecord, AuditTargetType } from "../domain/audit-types.ts";
 import type { AuditQuery, PageQuery } from "../domain/ports/store.ts";
 import type { Role, Scope, ServiceSummary, TokenSummary } from "../domain/types.ts";
 

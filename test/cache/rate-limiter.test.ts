@@ -9,6 +9,7 @@ import { createRedisRateLimiter } from "../../src/cache/rate-limiter-redis.ts";
 import { noopObserver, type Observer, type RateLimitPolicy } from "../../src/domain/ports/observer.ts";
 import type { RateDecision, RateLimiter } from "../../src/domain/ports/rate-limiter.ts";
 import { createLogger } from "../../src/logger.ts";
+import { openRedisConnection } from "../../src/redis/connection.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
 import { dropRedisKeys, randomRedisPrefix } from "../support/stack.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
@@ -35,6 +36,25 @@ async function takeN(limiter: RateLimiter, n: number, key: string, limit = 3, wi
   return decisions;
 }
 
+/** A Redis limiter on a connection of its own (an instance's), closed with it. */
+async function redisLimiter(options: {
+  url: string;
+  keyPrefix: string;
+  observer: Observer;
+  commandTimeoutMs?: number;
+}): Promise<RateLimiter> {
+  const logger = createLogger(() => {});
+  const redis = await openRedisConnection({ url: options.url, keyPrefix: options.keyPrefix, logger });
+  const limiter = createRedisRateLimiter({ ...options, redis, logger });
+  return {
+    take: limiter.take,
+    async close() {
+      await limiter.close();
+      await redis.close();
+    },
+  };
+}
+
 interface Adapter {
   name: string;
   make(): Promise<RateLimiter>;
@@ -47,12 +67,7 @@ if (redisUp) {
     make: () => {
       const prefix = randomRedisPrefix();
       prefixes.push(prefix);
-      return createRedisRateLimiter({
-        url: TEST_REDIS_URL,
-        keyPrefix: prefix,
-        logger: createLogger(() => {}),
-        observer: noopObserver,
-      });
+      return redisLimiter({ url: TEST_REDIS_URL, keyPrefix: prefix, observer: noopObserver });
     },
   });
 }
@@ -159,10 +174,9 @@ async function limiterBehindProxy(commandTimeoutMs: number) {
   const prefix = randomRedisPrefix();
   prefixes.push(prefix);
   const { observer, fallbacks } = countingObserver();
-  const limiter = await createRedisRateLimiter({
+  const limiter = await redisLimiter({
     url: `redis://127.0.0.1:${proxy.port}`,
     keyPrefix: prefix,
-    logger: createLogger(() => {}),
     observer,
     commandTimeoutMs,
   });

@@ -44,7 +44,7 @@ describe.skipIf(!ok)("INTAKE_REDIS_KEY_PREFIX with Redis", () => {
     });
     const app = await createApp({ config, keys: loadKeyMaterial(config), logger: createLogger(() => {}) });
     try {
-      const boot = await app.domain.tokens.bootstrapTenant({ name: "Acme", permissionMode: "role_based" });
+      const boot = await app.domain.onboarding.bootstrapTenant({ name: "Acme", permissionMode: "role_based" });
       const res = await app.fetch(
         new Request("http://intake.test/v1/tenant", { headers: { authorization: `Bearer ${boot.token}` } }),
       );

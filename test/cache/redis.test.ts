@@ -1,8 +1,9 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { createRedisCache, type RedisCache, type RedisCacheOptions } from "../../src/cache/redis.ts";
+import { createRedisCache, type RedisCache, type RedisCacheOptions, redisHeartbeatMs } from "../../src/cache/redis.ts";
 import { createLogger, silentLogger } from "../../src/logger.ts";
+import { openRedisConnection, type RedisConnection } from "../../src/redis/connection.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { counter, createClock, deferred, lookupRecorder, runCacheContract } from "./cache-contract.ts";
@@ -40,21 +41,24 @@ async function clientIds(admin: Redis, match: (name: string) => boolean): Promis
 
 describe.skipIf(!ok)("redis cache", () => {
   const open: RedisCache[] = [];
+  const connections: RedisConnection[] = [];
   const admin = ok ? new Redis(TEST_REDIS_URL, { lazyConnect: true }) : undefined;
 
-  const make = async (options: Partial<RedisCacheOptions> = {}) => {
-    const cache = await createRedisCache({
-      url: TEST_REDIS_URL,
-      keyPrefix: newPrefix(),
-      logger: silentLogger,
-      ...options,
-    });
+  /** An instance's cache on Redis connections of its own (closed with it). */
+  const make = async (options: Partial<RedisCacheOptions> & { url?: string } = {}) => {
+    const { url = TEST_REDIS_URL, ...rest } = options;
+    const keyPrefix = rest.keyPrefix ?? newPrefix();
+    const logger = rest.logger ?? silentLogger;
+    const redis = await openRedisConnection({ url, keyPrefix, logger, heartbeatMs: redisHeartbeatMs(rest.maxAgeMs) });
+    const cache = await createRedisCache({ redis, keyPrefix, logger, ...rest });
     open.push(cache);
+    connections.push(redis);
     return cache;
   };
 
   afterEach(async () => {
     await Promise.all(open.splice(0).map((cache) => cache.close()));
+    await Promise.all(connections.splice(0).map((redis) => redis.close()));
   });
 
   afterAll(() => {
@@ -407,7 +411,7 @@ describe.skipIf(!ok)("redis cache", () => {
     // B's L1 outlives the test, so only the replayed broadcast can empty it. A's maxAgeMs is
     // what its unconfirmed invalidate waits out.
     const a = await make({ keyPrefix, l1TtlMs: 60_000, maxAgeMs: 1_500 });
-    const commandName = `${keyPrefix}:cache`;
+    const commandName = `${keyPrefix}:cmd`;
     const [commandId] = await clientIds(adminClient(), (name) => name === commandName);
     const aTokens = a.namespace<Token>("tokens", OPTIONS);
     const b = (await make({ keyPrefix, l1TtlMs: 60_000, maxAgeMs: 60_000 })).namespace<Token>("tokens", OPTIONS);

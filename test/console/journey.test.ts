@@ -109,7 +109,7 @@ describe.if(present)("the console's first-run journey", () => {
     const { page } = owner;
 
     // Setup, keyboard only.
-    const { code } = await world.app.domain.tokens.issueSetupCode({ expiresInSeconds: 600 });
+    const { code } = await world.app.domain.onboarding.issueSetupCode({ expiresInSeconds: 600 });
     await page.goto(`${base}/console/setup#code=${code}`);
     await page.getByRole("heading", { name: "Set up Intake" }).waitFor();
     await check(owner, "setup");

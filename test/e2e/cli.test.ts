@@ -119,6 +119,37 @@ describe("intake CLI end to end", () => {
     expect(existsSync(elsewhere)).toBe(false);
   });
 
+  test("migrate in a directory with no store exits 1 saying to run it where the server runs or pass --create; creates nothing", () => {
+    const empty = join(dataDir, "empty-migrate");
+    const child = Bun.spawnSync(["bun", "src/cli.ts", "migrate"], {
+      cwd: ROOT,
+      env: { ...env(), INTAKE_DATA_DIR: empty },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(child.exitCode).toBe(1);
+    const stderr = child.stderr.toString();
+    expect(stderr).toContain(`INTAKE_DATA_DIR=${empty}`);
+    expect(stderr).toContain("--create");
+    expect(stderr).not.toContain("does not exist");
+    expect(existsSync(empty)).toBe(false);
+  });
+
+  test("migrate --create makes the store and its directory (0700), then reports where", () => {
+    const fresh = join(dataDir, "migrate-create", "data");
+    const child = Bun.spawnSync(["bun", "src/cli.ts", "migrate", "--create"], {
+      cwd: ROOT,
+      env: { ...env(), INTAKE_DATA_DIR: fresh },
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 30_000,
+    });
+    expect(child.exitCode).toBe(0);
+    expect(child.stdout.toString()).toBe(`migrations applied (sqlite): SQLite file ${join(fresh, "intake.sqlite")}\n`);
+    expect((statSync(fresh).mode & 0o777).toString(8)).toBe("700");
+    rmSync(join(dataDir, "migrate-create"), { recursive: true, force: true });
+  });
+
   test("bootstrap --create --tenant-name X --json prints one JSON line {tenant_id, token_id, token}; the store goes to stderr", () => {
     const { code, stdout, stderr } = cli(["bootstrap", "--tenant-name", "Acme E2E", "--json", "--create"]);
     expect(code).toBe(0);
@@ -333,6 +364,8 @@ describe("intake CLI end to end", () => {
       expect(await child.exited).toBe(0);
       await stdout.done;
       expect(stdout.lines.some((l) => l.includes('"stopped"'))).toBe(true);
+      // Where it listened is no longer claimed: setup-link falls back instead of pointing here.
+      expect(existsSync(join(dataDir, "intake.sqlite.serving.json"))).toBe(false);
       // The listener is gone.
       await expect(fetch(`${base}/v1/health`)).rejects.toThrow();
     });

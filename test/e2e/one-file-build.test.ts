@@ -3,10 +3,10 @@
  * empty directory and run with no Bun on PATH and no node_modules or drizzle/ folder beside
  * it, migrates, bootstraps, makes a setup link and serves — ingest included, whose SQLite commits run in the
  * embedded worker, /docs, whose browser bundle is embedded, and the console, bundled ahead of
- * time into the binary.
+ * time into the binary. Its output is JSON lines only, and its help and hints say `./intake`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Launch, runCli, startIntake, stopAll } from "../support/intake-process.ts";
@@ -51,10 +51,11 @@ function aloneInEmptyDirectory(): Launch {
 describe("dist/intake copied alone into an empty directory", () => {
   test("migrate, bootstrap, setup-link and serve work on SQLite: a signed event is stored (202) and read back", async () => {
     const launch = aloneInEmptyDirectory();
-    mkdirSync(join(launch.cwd, "data"));
     const env = { PATH: NO_BUN_PATH };
 
-    expect(await runCli(["migrate"], env, 30_000, launch)).toContain("migrations applied (sqlite)");
+    // An empty directory has no store: migrate says to pass --create, then makes one with it.
+    await expect(runCli(["migrate"], env, 30_000, launch)).rejects.toThrow(/--create/);
+    expect(await runCli(["migrate", "--create"], env, 30_000, launch)).toContain("migrations applied (sqlite)");
     const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Alone", "--json"], env, 30_000, launch)) as {
       token: string;
     };
@@ -65,6 +66,16 @@ describe("dist/intake copied alone into an empty directory", () => {
     const server = await startIntake("binary", env, 20_000, launch);
     try {
       expect((await server.fetch("/v1/health")).status).toBe(200);
+      // Every JSON-body route shape once: bearer with a body (services), no bearer (setup), ingest.
+      expect(
+        (
+          await server.fetch("/v1/setup", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ setup_code: `setup_${"0".repeat(43)}`, tenant_name: "x" }),
+          })
+        ).status,
+      ).toBe(401);
       const created = await server.fetch("/v1/services", {
         method: "POST",
         token: boot.token,
@@ -100,11 +111,45 @@ describe("dist/intake copied alone into an empty directory", () => {
       const bundle = await server.fetch("/docs/assets/scalar-api-reference.js");
       expect(bundle.status).toBe(200);
       expect((await bundle.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+
+      // Nothing but JSON log lines on stdout and stderr (Elysia once printed a "[Sucrose] warning" here).
+      await server.stop();
+      const notJson = server.lines.filter((line) => {
+        try {
+          return typeof JSON.parse(line) !== "object";
+        } catch {
+          return true;
+        }
+      });
+      expect(notJson).toEqual([]);
     } finally {
       await server.stop();
       rmSync(launch.cwd, { recursive: true, force: true });
     }
   }, 60_000);
+
+  test("help, a usage error and serve's first-run hint name the command as it was run: ./intake, not bun run intake", async () => {
+    const launch = aloneInEmptyDirectory();
+    try {
+      await runCli(["migrate", "--create"], { PATH: NO_BUN_PATH }, 30_000, launch);
+      const server = await startIntake("first run", { PATH: NO_BUN_PATH }, 20_000, launch);
+      for (let i = 0; i < 100 && !server.lines.some((l) => l.includes("setup-link")); i++) await Bun.sleep(20);
+      await server.stop();
+      const hint = server.lines.find((l) => l.includes("setup-link")) ?? "";
+      expect(hint).toContain("`./intake setup-link`");
+      expect(hint).toContain("`./intake bootstrap --tenant-name <name> --json`");
+
+      const help = await runCli(["help"], { PATH: NO_BUN_PATH }, 30_000, launch);
+      expect(help).toContain("usage: ./intake <command> [flags]");
+      expect(help).toContain("./intake bootstrap --tenant-id <uuid>");
+      expect(help).not.toContain("bun run");
+      await expect(runCli(["srve"], { PATH: NO_BUN_PATH }, 30_000, launch)).rejects.toThrow(
+        "run `./intake help` for the usage",
+      );
+    } finally {
+      rmSync(launch.cwd, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   test.skipIf(!postgres)(
     "migrate applies the PostgreSQL migrations embedded in the binary",

@@ -125,7 +125,7 @@ describe.skipIf(!ok)("Redis outage (through a TCP proxy that is cut and restored
     proxied.hostname = "127.0.0.1";
     proxied.port = String(proxy.port);
     a = await instance(proxied.toString());
-    owner = (await a.app.domain.tokens.bootstrapTenant({ name: "Acme", permissionMode: "role_based" })).token;
+    owner = (await a.app.domain.onboarding.bootstrapTenant({ name: "Acme", permissionMode: "role_based" })).token;
   }, 30_000);
 
   afterAll(async () => {

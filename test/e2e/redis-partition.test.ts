@@ -102,8 +102,8 @@ describe.skipIf(!ok)("invalidation while Redis is partitioned from one or both i
     for (;;) {
       const list = String(await redis.call("CLIENT", "LIST"));
       const named = (name: string) => list.split("\n").filter((l) => l.includes(` name=${prefix}:${name} `));
-      const subscribed = named("cache-sub").filter((l) => / sub=2 /.test(l)).length;
-      if (subscribed === 2 && named("cache").length === 2) break;
+      const subscribed = named("sub").filter((l) => / sub=3 /.test(l)).length;
+      if (subscribed === 2 && named("cmd").length === 2) break;
       if (Date.now() > deadline) throw new Error(`instances did not reconnect to Redis:\n${list}`);
       await Bun.sleep(50);
     }

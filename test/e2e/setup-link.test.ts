@@ -1,16 +1,38 @@
 /**
  * `intake setup-link` (docs/console.md) through the real CLI and a real `serve`: a server on an
  * empty store says how to get a link (never a code), the link carries a one-time code in its
- * fragment, and the code redeems once at POST /v1/setup.
+ * fragment, and the code redeems once at POST /v1/setup. Without --base-url the link points at
+ * the server serving the store (as it recorded itself beside it), else at HOST:PORT, saying so.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli, startIntake, stopAll } from "../support/intake-process.ts";
+import { cleanEnv, runCli, startIntake, stopAll } from "../support/intake-process.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "intake-setup-link-"));
 const env = { INTAKE_DATA_DIR: dataDir };
+
+const ROOT = join(import.meta.dir, "../..");
+
+/** `bun src/cli.ts <args>` expected to succeed; its stdout and its notes on stderr. */
+async function runCliWithStderr(args: string[], extra: Record<string, string>) {
+  const proc = Bun.spawn(["bun", "src/cli.ts", ...args], {
+    cwd: ROOT,
+    env: { ...cleanEnv(), ...extra },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]).finally(() => clearTimeout(timer));
+  if (code !== 0) throw new Error(`intake ${args.join(" ")} exited with ${code}:\n${stderr}`);
+  return { stdout, stderr };
+}
 
 afterAll(async () => {
   await stopAll();
@@ -51,6 +73,31 @@ describe("intake setup-link", () => {
       await server.stop();
     }
   }, 60_000);
+
+  test("run in a second shell without --base-url, the link points at the running server's PORT, and says so", async () => {
+    // The server listens on a port the OS chose; this shell's environment names another.
+    const server = await startIntake("elsewhere", env);
+    try {
+      const shell = { ...env, HOST: "127.0.0.1", PORT: "4123" };
+      const { stdout, stderr } = await runCliWithStderr(["setup-link", "--json"], shell);
+      const out = JSON.parse(stdout) as { url: string };
+      expect(out.url).toStartWith(`${server.base}/console/setup#code=setup_`);
+      expect(stderr).toContain(`pid ${server.proc.pid}`);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  test("with no server running, the link falls back to HOST:PORT and stderr says no server serves the store", async () => {
+    const { stdout, stderr } = await runCliWithStderr(["setup-link", "--json"], {
+      ...env,
+      HOST: "127.0.0.1",
+      PORT: "4124",
+    });
+    expect((JSON.parse(stdout) as { url: string }).url).toStartWith("http://127.0.0.1:4124/console/setup#code=");
+    expect(stderr).toContain("no server is serving");
+    expect(stderr).toContain("--base-url");
+  }, 30_000);
 
   test("the link's base defaults to http://HOST:PORT, and --expires-in sets the expiry", async () => {
     const out = JSON.parse(

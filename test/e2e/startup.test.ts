@@ -1,14 +1,16 @@
 /**
  * `intake serve` refusing to start, through the real CLI: a busy port, a host that is not
- * one, a store that cannot be opened. Each ends the process with exit 1 and one stderr line
- * that names the variable. And the startup log reports the cache that actually serves.
+ * one, a store that cannot be opened or that another server already serves. Each ends the
+ * process with exit 1 and one stderr line that names the variable. And the startup log
+ * reports the cache that actually serves, and health turns green only once both listeners accept.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
+import { postgresUrlFor } from "../support/stack.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 let dataDir: string;
@@ -78,7 +80,8 @@ test("a second serve on a busy PORT exits 1 with one line naming PORT (it does n
     const line = await logLine(first.stdout, "intake listening");
     const port = Number(/"url":"http:\/\/127\.0\.0\.1:(\d+)\//.exec(line)?.[1]);
     expect(port).toBeGreaterThan(0);
-    const second = refusedServe({ PORT: String(port) });
+    // Its own store: the same one would be refused before the port is tried (below).
+    const second = refusedServe({ PORT: String(port), DATABASE_URL: "sqlite::memory:" });
     expect(second.code).toBe(1);
     const lines = second.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
@@ -179,3 +182,107 @@ test.if(redisUp)('the startup line says "cache":"redis" when the configured Redi
     await child.exited;
   }
 });
+
+/** Resolves when a TCP connection to 127.0.0.1:port is accepted; rejects with the error (ECONNREFUSED) otherwise. */
+function tcpAccepts(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once("error", reject);
+  });
+}
+
+async function freePort(): Promise<number> {
+  const held = await holdPort();
+  const port = (held.address() as { port: number }).port;
+  await new Promise<void>((resolve) => held.close(() => resolve()));
+  return port;
+}
+
+test("a second serve on a SQLite store already served exits 1 naming the first's pid; a killed server's lock does not block a restart", async () => {
+  const own = mkdtempSync(join(tmpdir(), "intake-startup-lock-"));
+  const serveIn = () =>
+    Bun.spawn(["bun", "src/cli.ts", "serve"], {
+      cwd: ROOT,
+      env: env({ INTAKE_DATA_DIR: own }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  const first = serveIn();
+  let restarted: ReturnType<typeof serveIn> | undefined;
+  try {
+    const url = JSON.parse(await logLine(first.stdout, "intake listening")).url as string;
+    const second = refusedServe({ INTAKE_DATA_DIR: own });
+    expect(second.code).toBe(1);
+    const lines = second.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("INTAKE_DATA_DIR");
+    expect(lines[0]).toContain(join(own, "intake.sqlite"));
+    expect(lines[0]).toContain(`already served by another intake (pid ${first.pid}, listening at ${url}`);
+    expect(second.stdout).not.toContain("intake listening");
+    // The first still serves.
+    expect((await fetch(`${url}v1/health`)).status).toBe(200);
+
+    // Killed without a chance to clean up: its lock goes with it, its record stays behind.
+    first.kill("SIGKILL");
+    await first.exited;
+    expect(existsSync(join(own, "intake.sqlite.serving.json"))).toBe(true);
+    restarted = serveIn();
+    const again = JSON.parse(await logLine(restarted.stdout, "intake listening")) as { url: string };
+    expect((await fetch(`${again.url}v1/health`)).status).toBe(200);
+  } finally {
+    first.kill("SIGKILL");
+    restarted?.kill("SIGKILL");
+    await Promise.all([first.exited, restarted?.exited]);
+    rmSync(own, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test("GET /v1/health answers 200 only once the gRPC listener accepts: a caller dialing gRPC at the first 200 is never refused", async () => {
+  const [httpPort, grpcPort] = [await freePort(), await freePort()];
+  const child = Bun.spawn(["bun", "src/cli.ts", "serve"], {
+    cwd: ROOT,
+    env: env({ DATABASE_URL: "sqlite::memory:", PORT: String(httpPort), INTAKE_GRPC_PORT: String(grpcPort) }),
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  try {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      if (Date.now() > deadline) throw new Error("GET /v1/health never answered 200");
+      const status = await fetch(`http://127.0.0.1:${httpPort}/v1/health`).then(
+        (r) => r.status,
+        () => 0,
+      );
+      if (status === 200) break;
+    }
+    // No wait in between: the probe just turned green.
+    await tcpAccepts(grpcPort);
+  } finally {
+    child.kill("SIGKILL");
+    await child.exited;
+  }
+}, 30_000);
+
+const postgresUp = await serviceAvailable("postgres");
+
+test.if(postgresUp)(
+  'a PostgreSQL database that does not exist: one line naming DATABASE_URL and `database "<name>" does not exist`',
+  () => {
+    const name = `intake_missing_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const { code, stderr } = refusedServe({
+      DATABASE_URL: postgresUrlFor(name),
+      INTAKE_TOKEN_PEPPER: PEPPER,
+      INTAKE_SECRETS_KEY: KEY,
+    });
+    expect(code).toBe(1);
+    const lines = stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("DATABASE_URL");
+    expect(lines[0]).toContain(`database "${name}" does not exist`);
+    expect(lines[0]).not.toContain("sqlstate");
+  },
+);

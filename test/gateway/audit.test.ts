@@ -158,7 +158,7 @@ describe("GET /v1/audit_events", () => {
     });
 
     // An operator's recovery token (CLI bootstrap --tenant-id): by the operator, no request.
-    const recovery = await world.app.domain.tokens.mintRecoveryToken(world.tenantId);
+    const recovery = await world.app.domain.onboarding.mintRecoveryToken(world.tenantId);
     const [latest] = await allEvents(world);
     expect(latest).toMatchObject({
       action: "api_token.create",
@@ -171,7 +171,7 @@ describe("GET /v1/audit_events", () => {
 
   test("a tenant made through a setup link (POST /v1/setup) is audited with actor setup_link and that request's id", async () => {
     world = await createWorld();
-    const { code } = await world.app.domain.tokens.issueSetupCode({ expiresInSeconds: 600 });
+    const { code } = await world.app.domain.onboarding.issueSetupCode({ expiresInSeconds: 600 });
     const setup = await world.request("POST", "/v1/setup", {
       token: null,
       body: { setup_code: code, tenant_name: "Initech" },
@@ -353,7 +353,7 @@ describe("GET /v1/audit_events", () => {
     expect(ingested.status).toBe(202);
     needles.push(payload, JSON.parse(payload).card);
     await world.request("PATCH", "/v1/tenant", { body: { name: "Renamed" } });
-    const recovery = await world.app.domain.tokens.mintRecoveryToken(world.tenantId);
+    const recovery = await world.app.domain.onboarding.mintRecoveryToken(world.tenantId);
     needles.push(recovery.token);
 
     // The stored forms: every token's digest, the service's sealed secrets.

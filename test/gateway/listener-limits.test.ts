@@ -23,7 +23,7 @@ beforeAll(async () => {
     createLogger(() => {}),
   );
   port = running.server.port as number;
-  token = (await running.app.domain.tokens.bootstrapTenant({ name: "Acme", permissionMode: "role_based" })).token;
+  token = (await running.app.domain.onboarding.bootstrapTenant({ name: "Acme", permissionMode: "role_based" })).token;
 });
 afterAll(async () => {
   await running.stop();

@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 async function setupCode(expiresInSeconds = 3600): Promise<string> {
-  return (await world.app.domain.tokens.issueSetupCode({ expiresInSeconds })).code;
+  return (await world.app.domain.onboarding.issueSetupCode({ expiresInSeconds })).code;
 }
 
 function redeem(body: unknown, headers?: Record<string, string>) {

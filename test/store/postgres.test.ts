@@ -4,7 +4,7 @@ import { DomainError } from "../../src/domain/errors.ts";
 import { createPostgresStore } from "../../src/store/postgres/store.ts";
 import { serviceAvailable, TEST_POSTGRES_URL } from "../support/services.ts";
 import { runAuditContract } from "./audit-contract.ts";
-import { runStoreContract } from "./store-contract.ts";
+import { creationAudit, NOW, runStoreContract, tenantRecord, tokenRecord } from "./store-contract.ts";
 
 const ok = await serviceAvailable("postgres");
 
@@ -73,6 +73,47 @@ describe.skipIf(!ok)("postgres store", () => {
         expect(applied).toEqual([]);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
+        await database.drop();
+      }
+    });
+
+    test("a refused setup code (unknown, expired, used) costs no write: it is answered while another session blocks writes to setup_codes", async () => {
+      const database = await freshDatabase();
+      const store = createPostgresStore({ url: database.url, max: 2, timeoutMs: 2_000 });
+      const blocker = new SQL(database.url, { max: 1 });
+      try {
+        await store.migrate();
+        const attempt = (digest: string) => {
+          const tenant = tenantRecord();
+          const owner = tokenRecord(tenant.id, { role: "owner", scope: "read_write" });
+          return store.redeemSetupCode(digest, NOW, tenant, owner, creationAudit(tenant, owner));
+        };
+        const used = "a".repeat(64);
+        const expired = "b".repeat(64);
+        await store.setupCodes.insert({ digest: used, createdAt: NOW - 1, expiresAt: NOW + 60_000 });
+        await store.setupCodes.insert({ digest: expired, createdAt: NOW - 2, expiresAt: NOW - 1 });
+        expect(await attempt(used)).toBe(true);
+
+        // SHARE mode lets readers through and makes every UPDATE of the table wait.
+        const release = Promise.withResolvers<void>();
+        const holding = Promise.withResolvers<void>();
+        const held = blocker.begin(async (tx) => {
+          await tx.unsafe("lock table setup_codes in share mode");
+          holding.resolve();
+          await release.promise;
+        });
+        await holding.promise;
+        try {
+          expect(await attempt("c".repeat(64))).toBe(false);
+          expect(await attempt(expired)).toBe(false);
+          expect(await attempt(used)).toBe(false);
+        } finally {
+          release.resolve();
+          await held;
+        }
+      } finally {
+        await store.close();
+        await blocker.close();
         await database.drop();
       }
     });

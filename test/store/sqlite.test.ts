@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { DomainError } from "../../src/domain/errors.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { runAuditContract } from "./audit-contract.ts";
-import { runStoreContract } from "./store-contract.ts";
+import { creationAudit, NOW, runStoreContract, tenantRecord, tokenRecord } from "./store-contract.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "intake-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -78,6 +78,39 @@ describe("sqlite store specifics", () => {
         await store.close();
       }
     });
+  });
+
+  test("a refused setup code (unknown, expired, used) costs no write: it is answered while another connection holds the write lock", async () => {
+    const path = tempPath();
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    const attempt = (digest: string, now = NOW) => {
+      const tenant = tenantRecord();
+      const owner = tokenRecord(tenant.id, { role: "owner", scope: "read_write" });
+      return store.redeemSetupCode(digest, now, tenant, owner, creationAudit(tenant, owner));
+    };
+    const used = "a".repeat(64);
+    const expired = "b".repeat(64);
+    await store.setupCodes.insert({ digest: used, createdAt: NOW - 1, expiresAt: NOW + 60_000 });
+    await store.setupCodes.insert({ digest: expired, createdAt: NOW - 2, expiresAt: NOW - 1 });
+    expect(await attempt(used)).toBe(true);
+
+    // Another process (or the event writer) holds the write lock: anything that needs it waits.
+    const holder = new Database(path);
+    holder.exec("BEGIN IMMEDIATE");
+    try {
+      const contender = new Database(path);
+      contender.exec("PRAGMA busy_timeout = 0");
+      expect(() => contender.exec("BEGIN IMMEDIATE")).toThrow(/locked|busy/i);
+      contender.close();
+      expect(await attempt("c".repeat(64))).toBe(false);
+      expect(await attempt(expired)).toBe(false);
+      expect(await attempt(used)).toBe(false);
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+      await store.close();
+    }
   });
 
   test("a file database is in WAL mode and what one store commits a new store on the file reads", async () => {

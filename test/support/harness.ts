@@ -80,7 +80,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
   const logs: string[] = [];
   const stack = await acquireStack();
   let app: App | undefined;
-  let boot: Awaited<ReturnType<App["domain"]["tokens"]["bootstrapTenant"]>>;
+  let boot: Awaited<ReturnType<App["domain"]["onboarding"]["bootstrapTenant"]>>;
   try {
     const config = parseConfig({ ...stack.env, INTAKE_GRPC_PORT: "0", ...options.env });
     app = await createApp({
@@ -89,7 +89,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
       logger: createLogger((l) => logs.push(l)),
       clock,
     });
-    boot = await app.domain.tokens.bootstrapTenant({
+    boot = await app.domain.onboarding.bootstrapTenant({
       name: "Acme",
       permissionMode: options.permissionMode ?? "role_based",
     });
@@ -145,7 +145,7 @@ export async function createWorld(options: WorldOptions = {}): Promise<World> {
   }
 
   async function otherTenant(mode: PermissionMode = "role_based") {
-    const other = await ready.domain.tokens.bootstrapTenant({ name: "Other", permissionMode: mode });
+    const other = await ready.domain.onboarding.bootstrapTenant({ name: "Other", permissionMode: mode });
     return { tenantId: other.tenant.id, token: other.token };
   }
 

@@ -1,4 +1,4 @@
-import type { AuditAction, AuditRecord, AuditTarget } from "../audit.ts";
+import type { AuditAction, AuditRecord, AuditTarget } from "../audit-types.ts";
 import type { EventRecord, ServiceRecord, ServiceSummary, TenantRecord, TokenRecord, TokenSummary } from "../types.ts";
 import type { RateLimit } from "./rate-limiter.ts";
 

@@ -37,8 +37,8 @@ type Row = [string, string, string, string | number, string | null, Uint8Array, 
 /**
  * Rows → records. Bun's client returns `bigint` columns as strings, and `bytea` as a Buffer,
  * which is a Uint8Array and is kept as it comes: a plain view over it
- * (`new Uint8Array(b.buffer, …)`) made JSC materialize each payload's ArrayBuffer, ~10% of
- * this process's CPU on a feed page of 1,000 events.
+ * (`new Uint8Array(b.buffer, …)`) made JSC materialize each payload's ArrayBuffer, a cost
+ * the benchmark's feed scenarios (full pages of 1 KiB events) showed.
  */
 export function eventRecords(rows: Row[]): EventRecord[] {
   const records = new Array<EventRecord>(rows.length);

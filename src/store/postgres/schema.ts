@@ -7,7 +7,7 @@
 
 import { sql } from "drizzle-orm";
 import { bigint, boolean, check, customType, index, integer, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
-import { AUDIT_ACTIONS, type AuditChanges } from "../../domain/audit.ts";
+import { AUDIT_ACTIONS, type AuditChanges } from "../../domain/audit-types.ts";
 import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
 
 /** Byte-ordered text: the order of `ORDER BY id DESC` / `id < $before` is the hex string order. */

@@ -77,3 +77,32 @@ export function openDatabase(path: string): Database {
     throw error;
   }
 }
+
+/**
+ * An OS lock on `path` (SQLite's own file lock on a database that stays empty), held until the
+ * returned connection closes or the process ends, however it ends: a killed process leaves no
+ * lock behind, and a reused pid means nothing. Another process holding it past `waitMs` makes
+ * this throw SQLite's SQLITE_BUSY (`isBusy`).
+ */
+export function holdExclusiveLock(path: string, waitMs: number): Database {
+  let client: Database | undefined;
+  try {
+    createPrivately(path);
+    client = new Database(path, { create: true, readwrite: true });
+    client.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(waitMs))}`);
+    // The transaction never writes; in memory, its journal leaves no file beside the lock.
+    client.exec("PRAGMA journal_mode = MEMORY");
+    client.exec("PRAGMA locking_mode = EXCLUSIVE");
+    client.exec("BEGIN EXCLUSIVE");
+    return client;
+  } catch (error) {
+    client?.close();
+    throw error;
+  }
+}
+
+/** SQLITE_BUSY: another connection holds the lock. */
+export function isBusy(error: unknown): boolean {
+  const errno = (error as { errno?: unknown }).errno;
+  return error instanceof Error && typeof errno === "number" && (errno & 0xff) === 5;
+}

@@ -2,8 +2,8 @@
  * The event reads on SQLite (the feed, a service's listing, one event, the feed head) as
  * prepared bun:sqlite statements whose columns are aliased to EventRecord's field names, so
  * that `all()` builds the records natively: no drizzle row mapping, no JS pass over the rows.
- * A feed page of 1,000 events of 1 KiB spent ~10% of its CPU in drizzle's mapping and ~8% in
- * the BLOB column's view (docs/store.md, "Event reads").
+ * On a full feed page, drizzle's mapping and the BLOB column's view were a visible share of
+ * the CPU in the benchmark's feed scenarios (docs/store.md, "Event reads").
  */
 import type { Database } from "bun:sqlite";
 import type { FeedQuery, PageQuery } from "../../domain/ports/store.ts";

@@ -6,7 +6,7 @@
 
 import { sql } from "drizzle-orm";
 import { check, customType, index, integer, sqliteTable, text, unique } from "drizzle-orm/sqlite-core";
-import { AUDIT_ACTIONS, type AuditChanges } from "../../domain/audit.ts";
+import { AUDIT_ACTIONS, type AuditChanges } from "../../domain/audit-types.ts";
 import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
 
 const millis = (name: string) => integer(name, { mode: "number" });
