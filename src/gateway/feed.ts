@@ -120,7 +120,9 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
           summary: "Read the tenant's feed, oldest first, from a cursor (a long poll with `wait`)",
           description:
             "Every event of the tenant has one position; a reader resuming from the last next_cursor never misses " +
-            "an event and never sees one twice (docs/feed.md). A cursor of another tenant is 400.",
+            "an event and never sees one twice (docs/feed.md). A cursor of another tenant is 400. A page holds at most " +
+            "`limit` events and 3 MiB of payloads (one larger event is a page of its own): resume from next_cursor " +
+            "until a page is empty. A long poll counts against the live reads a token (10) and a tenant (100) may hold by default (429).",
           tags: ["Feed"],
           security: bearerSecurity,
         },

@@ -3,7 +3,9 @@
  * Connect JSON, Connect binary, gRPC-Web (main port) and gRPC (h2c port).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import { ConnectError, createClient } from "@connectrpc/connect";
+import * as grpc from "@grpc/grpc-js";
 import { EventFeedService, FeedStart } from "../../gen/intake/v1/feed_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { FEED_PAGE_BYTES } from "../../src/domain/feed.ts";
@@ -178,5 +180,77 @@ describe.each(TRANSPORTS)("%s", (name) => {
       code: "not_found",
       restCode: "not_found",
     });
+  });
+});
+
+describe("a stalled StreamFeed", () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await serveWorld();
+  });
+  afterAll(() => served.close());
+
+  async function gauge(): Promise<number> {
+    const text = (await served.world.request("GET", "/metrics", { token: null })).text;
+    return Number(/^intake_feed_streams (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+  }
+
+  test("a Connect and a gRPC reader that never read give their slots back within 1.5 s of a revoke", async () => {
+    const service = await served.world.createService("stalled");
+    const reader = await served.world.mint({ name: "stalled-rpc", scope: "read_only" });
+    // Connect streaming on the main port, from a socket that stops reading.
+    const url = new URL(served.baseUrl);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    const message = new TextEncoder().encode("{}");
+    const frame = new Uint8Array(5 + message.length);
+    new DataView(frame.buffer).setUint32(1, message.length);
+    frame.set(message, 5);
+    socket.write(
+      "POST /intake.v1.EventFeedService/StreamFeed HTTP/1.1\r\nHost: intake\r\n" +
+        `Authorization: Bearer ${reader.token}\r\nContent-Type: application/connect+json\r\n` +
+        `Content-Length: ${frame.length}\r\n\r\n`,
+    );
+    socket.write(frame);
+    socket.pause();
+    // gRPC on the h2c port, a call that is paused at once.
+    const client = new grpc.Client(served.grpcUrl.replace("http://", ""), grpc.credentials.createInsecure());
+    const metadata = new grpc.Metadata();
+    metadata.set("authorization", `Bearer ${reader.token}`);
+    const call = client.makeServerStreamRequest(
+      "/intake.v1.EventFeedService/StreamFeed",
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.alloc(0),
+      metadata,
+    );
+    call.on("error", () => {});
+    call.pause();
+    try {
+      const deadline = Date.now() + 5_000;
+      while ((await gauge()) !== 2 && Date.now() < deadline) await Bun.sleep(20);
+      expect(await gauge()).toBe(2);
+      const body = `{"p":"${"x".repeat(262_000)}"}`;
+      for (let i = 0; i < 24; i++) {
+        const payload = new TextEncoder().encode(body);
+        const res = await served.world.request("POST", `/v1/ingest/${service.id}`, {
+          token: null,
+          body: payload,
+          headers: { "x-service-signature": sign(service.secret, payload, served.world.clock.now()) },
+        });
+        expect(res.status).toBe(202);
+      }
+      await Bun.sleep(300);
+      expect(await gauge()).toBe(2);
+      expect((await served.world.request("DELETE", `/v1/api_tokens/${reader.id}`)).status).toBe(200);
+      const revokedAt = Date.now();
+      while ((await gauge()) !== 0 && Date.now() < revokedAt + 3_000) await Bun.sleep(20);
+      expect(await gauge()).toBe(0);
+      expect(Date.now() - revokedAt).toBeLessThan(1_500);
+    } finally {
+      call.cancel();
+      client.close();
+      socket.destroy();
+    }
   });
 });
