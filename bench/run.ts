@@ -1590,7 +1590,8 @@ async function main(): Promise<void> {
   );
 
   await scenario(10, "RSS with 100 stalled stream readers while ingesting (SQLite, 128 conns)", async () => {
-    const stallSpec = spec("stalled");
+    // 100 readers of one token: past the default cap of live feed readers (docs/feed.md).
+    const stallSpec = spec("stalled", { INTAKE_FEED_READERS_PER_TOKEN: "100" });
     const boot = await bootstrap(stallSpec);
     const intake = await start(stallSpec);
     let close: (() => Promise<void>) | null = null;
