@@ -491,12 +491,11 @@ export function createFeed(deps: FeedDeps) {
       const last = rows[rows.length - 1];
       return { events: rows, nextCursor: encodeFeedCursor(tenantId, last ? last.position : position) };
     };
-    if (waitSeconds === 0) {
-      return page(await store.events.feed(tenantId, { after: position, limit, maxBytes: FEED_PAGE_BYTES, serviceId }));
-    }
+    const deadline = Date.now() + waitSeconds * 1000;
+    const first = await store.events.feed(tenantId, { after: position, limit, maxBytes: FEED_PAGE_BYTES, serviceId });
+    if (first.length > 0 || waitSeconds === 0) return page(first);
+    // Nothing yet: the call waits, and counts as a live reader while it does.
     const release = admitReader(principal);
-    // Subscribed before the first read: an event committed between the read and the wait
-    // still wakes us.
     const tail = tailOf(tenantId);
     const waiter = createWaiter(tail, everyone);
     const revoked = new AbortController();
@@ -507,8 +506,9 @@ export function createFeed(deps: FeedDeps) {
             if (!revoked.signal.aborted && !(await tokenAlive(credential))) revoked.abort();
           }, checkIntervalMs);
     try {
-      const deadline = Date.now() + waitSeconds * 1000;
-      let step = await ownStep(tenantId, tail, position, serviceId, limit, FEED_PAGE_BYTES);
+      // Subscribed now, so read once more before waiting: what committed between the first
+      // read and the subscription (its wake-up missed) is found here, not at the next rescan.
+      let step: Step = { rows: [], to: position, more: true };
       while (step.rows.length === 0 && !draining.signal.aborted && !signal?.aborted && !revoked.signal.aborted) {
         if (!step.more) {
           const left = deadline - Date.now();
