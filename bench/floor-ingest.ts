@@ -1,5 +1,5 @@
 /**
- * The floor for scenarios 3 and 4 (its handler: bench/lib/ingest-floor.ts) on a bare
+ * The store-path floor of scenarios 3 and 4 (its handler: bench/lib/ingest-floor.ts) on a bare
  * `Bun.serve`: read the body, verify its Stripe v1 signature, check that it is a UTF-8 JSON
  * object, and answer 202 only once it is committed, in groups, through Intake's own group
  * committer and store adapter (SQLite: the writer worker, FULL sync; PostgreSQL: the unnest
@@ -10,6 +10,9 @@
  * The database must already hold Intake's tables and the service. Scenario 3 gives it a SQLite
  * file of its own, bootstrapped by Intake, since it also runs beside Intake there; scenario 4
  * points it at the PostgreSQL database of the Intake it is compared with (one after the other).
+ * Since it runs Intake's own store path, it cannot see what that path costs: scenario 3 also
+ * runs the independent floor (bench/floor-ingest-bare.ts), and Intake against this one is what
+ * the edge adds above the store.
  */
 import { createPostgresStore } from "../src/store/postgres/store.ts";
 import { createSqliteStore } from "../src/store/sqlite/store.ts";

@@ -13,10 +13,11 @@
  * scenarios (where taskset and two cores exist).
  *
  * Usage: bun bench/pair-resolution.ts [--rounds 8] [--duration 4] [--read /v1/tenant]
- *   [--env-b '{"INTAKE_METRICS":"false"}'] [--checkout-b <dir>]
+ *   [--env-b '{"INTAKE_METRICS":"false"}'] [--checkout-b <dir>] [--b-floor]
  * (--env-b: B's extra variables, to measure an A/B pair the same two ways; --checkout-b: B runs
  * `bun src/cli.ts` from another checkout, e.g. a `git worktree` of the commit before a change,
- * with its own `bun install`: a before/after pair).
+ * with its own `bun install`: a before/after pair; --b-floor: B is scenario 3's independent
+ * floor, bench/floor-ingest-bare.ts, instead of a second Intake).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,7 +25,17 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bootstrap, createService, makeKeys, type RunningIntake, startIntake } from "./lib/intake.ts";
 import { writePool } from "./lib/pool.ts";
-import { installCleanup, pinProcess, processCpuNs } from "./lib/procs.ts";
+import {
+  cleanEnv,
+  freePort,
+  installCleanup,
+  pinProcess,
+  processCpuNs,
+  REPO_ROOT,
+  stop,
+  track,
+  waitReady,
+} from "./lib/procs.ts";
 import { median } from "./lib/report.ts";
 import { ensureWrk, runWrk, type WrkResult } from "./lib/wrk.ts";
 
@@ -35,6 +46,7 @@ const { values: flags } = parseArgs({
     "env-b": { type: "string", default: "{}" },
     "checkout-b": { type: "string" },
     read: { type: "string" },
+    "b-floor": { type: "boolean", default: false },
   },
 });
 const rounds = Number(flags.rounds);
@@ -47,14 +59,40 @@ await ensureWrk();
 installCleanup();
 const dir = mkdtempSync(join(tmpdir(), "intake-pair-"));
 const keys = makeKeys();
-/** A side: its Intake, and the pool file of its signed requests (ingest) or its bearer token (reads). */
-type Side = { intake: RunningIntake; pool: string; token: string };
+/** A side: its server, and the pool file of its signed requests (ingest) or its bearer token (reads). */
+type Side = { intake: Pick<RunningIntake, "name" | "url" | "pid" | "stop">; pool: string; token: string };
 const sides: Side[] = [];
 try {
   for (const [name, env] of [
     ["a", {}],
     ["b", envB],
   ] as const) {
+    if (name === "b" && flags["b-floor"]) {
+      const svc = { id: `svc_${"0f".repeat(16)}`, secret: `whsec_${"b".repeat(32)}` };
+      const port = freePort();
+      const child = track(
+        Bun.spawn(["bun", "bench/floor-ingest-bare.ts"], {
+          cwd: REPO_ROOT,
+          env: cleanEnv({
+            PORT: String(port),
+            FLOOR_DATABASE: join(dir, "floor-bare.sqlite"),
+            FLOOR_SERVICE_ID: svc.id,
+            FLOOR_SECRET: svc.secret,
+          }),
+          stdout: "ignore",
+          stderr: Bun.file(join(dir, "floor-bare.err")),
+        }),
+      );
+      const url = `http://127.0.0.1:${port}`;
+      await waitReady(`${url}/`, child, join(dir, "floor-bare.err"));
+      writePool(join(dir, "b.pool"), `/v1/ingest/${svc.id}`, svc.secret, 1_000);
+      sides.push({
+        intake: { name: "independent floor", url, pid: child.pid, stop: () => stop(child) },
+        pool: join(dir, "b.pool"),
+        token: "",
+      });
+      continue;
+    }
     const spec = {
       name,
       dataDir: join(dir, name),

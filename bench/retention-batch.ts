@@ -1,6 +1,6 @@
 /**
  * What one retention batch costs on PostgreSQL with the current schema (docs/feed.md,
- * "Retention"; bench/README.md, "Retention batch on PostgreSQL"): `bun bench/retention-batch.ts
+ * "Retention"; bench/README.md, "Retention in batches, no partitions"): `bun bench/retention-batch.ts
  * [expired rows, default 300000] [batch, default 500]`.
  *
  * On a scratch database with that many expired 1 KiB events it

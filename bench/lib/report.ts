@@ -110,3 +110,46 @@ export function renderMarkdown(opts: {
   }
   return `${out.join("\n")}\n`;
 }
+
+// Rows whose goals are ratios (the scenarios' helpers).
+
+/** "0.99× side by side (12,000 vs 12,100 req/s), p99 …": a side-by-side pair's ratio of `a` to `b`. */
+export function beside(a: Series, b: Series): string {
+  const [sa, sb] = [summarize(a), summarize(b)];
+  return `${fmtRatio(pairedRatio(a, b))} side by side (${fmtRps(sa.rps)} vs ${fmtRps(sb.rps)} req/s), p99 ${fmtMs(sa.p99Us)} vs ${fmtMs(sb.p99Us)} ms`;
+}
+
+/**
+ * The status of a goal whose floor (the least work the contract requires) the same run measured
+ * the same way, given each part of the goal as [Intake meets it, the floor meets it]: "floor
+ * misses" when every part Intake misses, the floor misses too. No implementation of the contract
+ * could then have met it on this machine in this run (issue 17: "where the floor itself misses
+ * it, that shown with the floor's figure from the same run").
+ */
+export function againstFloor(...parts: Array<[intakeMeets: boolean, floorMeets: boolean]>): Status {
+  if (parts.every(([intake]) => intake)) return "met";
+  return parts.every(([intake, floor]) => intake || !floor) ? "floor misses" : "missed";
+}
+
+/** A row whose goal is a paired throughput ratio of `measured` to `reference` of at least `goal`. */
+export function ratioRow(scenario: number, title: string, goal: number, measured: Series, reference: Series): Row {
+  const r = pairedRatio(measured, reference);
+  return {
+    scenario,
+    title,
+    goal: `≥ ${goal.toFixed(2)}×`,
+    measured: `${fmtRatio(r)} (${fmtRps(summarize(measured).rps)} vs ${fmtRps(summarize(reference).rps)} req/s)`,
+    status: r >= goal ? "met" : "missed",
+  };
+}
+
+/** The same for a pair that ran side by side (see `sideBySide`): `a`'s paired ratio to `b`. */
+export function besideRow(scenario: number, title: string, goal: number, a: Series, b: Series): Row {
+  return {
+    scenario,
+    title,
+    goal: `≥ ${goal.toFixed(2)}×`,
+    measured: beside(a, b),
+    status: pairedRatio(a, b) >= goal ? "met" : "missed",
+  };
+}

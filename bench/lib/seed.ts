@@ -180,7 +180,7 @@ export function cursorAfter(idsNewestFirst: string[], depth: number, tenantId: s
 /**
  * Reads a file through once so that all of it is in the OS page cache. This VM pages out
  * memory, file cache included, that nothing touched for about a minute (DAMON pageout,
- * kdamond; bench/README.md, scenario 5): without this, most of a 1M-token store is back on the
+ * kdamond; bench/README.md, "Cold auth by server CPU, from the page cache"): without this, most of a 1M-token store is back on the
  * disk by the time a cold round reads it, and that round measures the disk, not the lookup.
  */
 export function loadIntoPageCache(path: string): void {

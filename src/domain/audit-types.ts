@@ -12,6 +12,8 @@ export const AUDIT_ACTIONS = [
   "service.update",
   "service.delete",
   "service.secret_rotate",
+  "incident.acknowledge",
+  "incident.resolve",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -21,7 +23,7 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
  */
 export type AuditActor = { type: "api_token"; id: string } | { type: "setup_link" } | { type: "operator" };
 
-export type AuditTargetType = "tenant" | "api_token" | "service";
+export type AuditTargetType = "tenant" | "api_token" | "service" | "incident";
 
 /** Raw ids, as the store keeps them: 32 hex for tokens and services, the UUID for the tenant. */
 export interface AuditTarget {

@@ -88,12 +88,14 @@ export interface AuditListRequest extends PageRequest {
   targetId?: string | undefined;
 }
 
-/** A public target id (`tok_…`, `svc_…`, or the tenant's UUID) as the store keeps it. */
+/** A public target id (`tok_…`, `svc_…`, `inc_…`, or the tenant's UUID) as the store keeps it. */
 function parseTargetId(id: string): AuditTarget | null {
   const token = parseId("tok", id);
   if (token) return { type: "api_token", id: token };
   const service = parseId("svc", id);
   if (service) return { type: "service", id: service };
+  const incident = parseId("inc", id);
+  if (incident) return { type: "incident", id: incident };
   return TENANT_ID.test(id) ? { type: "tenant", id } : null;
 }
 

@@ -16,6 +16,7 @@ export type ErrorCode =
   | "service_name_taken"
   | "ingestion_paused"
   | "last_owner_token"
+  | "incident_resolved"
   | "payload_too_large"
   | "unsupported_media_type"
   | "rate_limited"

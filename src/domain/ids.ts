@@ -1,10 +1,10 @@
 /**
- * Prefixed, time-ordered ids: `tok_`/`svc_`/`evt_`/`aud_` + 32 hex of a UUIDv7 without dashes
+ * Prefixed, time-ordered ids: `tok_`/`svc_`/`evt_`/`aud_`/`inc_` + 32 hex of a UUIDv7 without dashes
  * (request ids, `req_`, are random: createRequestIdGenerator).
  * Ids made by one process are strictly increasing, even within one millisecond (the 12-bit
  * rand_a field counts), so `ORDER BY id DESC` is newest first and keyset cursors are stable.
  */
-export type IdKind = "tok" | "svc" | "evt" | "req" | "aud";
+export type IdKind = "tok" | "svc" | "evt" | "req" | "aud" | "inc";
 
 const HEX = /^[0-9a-f]{32}$/;
 

@@ -145,6 +145,7 @@ export function createServices(deps: ServiceDeps) {
       updatedAt: now,
       rateLimitLimit: null,
       rateLimitWindowSeconds: null,
+      incidentAutoResolveSeconds: null,
     };
     const event = audit.record(principal.tenantId, tokenOrigin(principal, requestId), "service.create", {
       type: "service",

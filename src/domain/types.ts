@@ -58,6 +58,8 @@ export interface ServiceRecord {
    */
   rateLimitLimit: number | null;
   rateLimitWindowSeconds: number | null;
+  /** §17: an open incident with no alert event for this long is resolved (auto); null = never. */
+  incidentAutoResolveSeconds: number | null;
 }
 
 /**

@@ -241,8 +241,8 @@ export const AuditEventRecord = t.Object(
       { description: "who made the change: a token, a person redeeming a setup link, or an operator at the CLI" },
     ),
     target: t.Object({
-      type: t.Union([t.Literal("tenant"), t.Literal("api_token"), t.Literal("service")]),
-      id: t.String({ description: "the tenant id, a tok_ id or a svc_ id" }),
+      type: t.Union([t.Literal("tenant"), t.Literal("api_token"), t.Literal("service"), t.Literal("incident")]),
+      id: t.String({ description: "the tenant id, a tok_ id, a svc_ id or an inc_ id" }),
     }),
     request_id: t.Union([t.String({ description: "req_ + 32 hex" }), t.Null()], {
       description: "the X-Request-Id of the API call; null for the CLI",

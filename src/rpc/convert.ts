@@ -115,13 +115,15 @@ export function eventMessage(record: EventRecord): Event {
   });
 }
 
-/** A target's public id: `tok_…`, `svc_…`, or the tenant's UUID as it is. */
+/** A target's public id: `tok_…`, `svc_…`, `inc_…`, or the tenant's UUID as it is. */
 function targetId(target: AuditTarget): string {
   switch (target.type) {
     case "api_token":
       return formatId("tok", target.id);
     case "service":
       return formatId("svc", target.id);
+    case "incident":
+      return formatId("inc", target.id);
     case "tenant":
       return target.id;
   }

@@ -27,6 +27,7 @@ export const ERROR_TABLE: Record<ErrorCode, { http: number; connect: Code }> = {
   service_name_taken: { http: 409, connect: Code.AlreadyExists },
   ingestion_paused: { http: 409, connect: Code.FailedPrecondition },
   last_owner_token: { http: 409, connect: Code.FailedPrecondition },
+  incident_resolved: { http: 409, connect: Code.FailedPrecondition },
   // gRPC reports oversized messages as RESOURCE_EXHAUSTED too.
   payload_too_large: { http: 413, connect: Code.ResourceExhausted },
   unsupported_media_type: { http: 415, connect: Code.InvalidArgument },

@@ -23,7 +23,7 @@ export const postgresPlaceholder: Placeholder = (n) => `$${n}`;
 
 const SERVICE_COLUMNS =
   "id, service_name, is_monitored, signing_secret_prefix, previous_secret_expires_at, secret_rotated_at, " +
-  "created_at, updated_at, rate_limit_limit, rate_limit_window_seconds";
+  "created_at, updated_at, rate_limit_limit, rate_limit_window_seconds, incident_auto_resolve_seconds";
 const TOKEN_COLUMNS = "id, name, scope, role, prefix, created_at, created_by, expires_at, last_used_at, revoked_at";
 const AUDIT_COLUMNS = "id, occurred_at, action, actor_type, actor_id, target_type, target_id, request_id, changes";
 
@@ -109,6 +109,7 @@ export function serviceSummary(row: unknown[]): ServiceSummary {
     updatedAt: ms(row[7]),
     rateLimitLimit: row[8] as number | null,
     rateLimitWindowSeconds: row[9] as number | null,
+    incidentAutoResolveSeconds: row[10] as number | null,
   };
 }
 

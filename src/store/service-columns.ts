@@ -14,6 +14,9 @@ export function serviceColumns(changes: ServiceChanges, now: number) {
       rateLimitLimit: changes.rateLimit?.limit ?? null,
       rateLimitWindowSeconds: changes.rateLimit?.windowSeconds ?? null,
     }),
+    ...(changes.incidentAutoResolveSeconds !== undefined && {
+      incidentAutoResolveSeconds: changes.incidentAutoResolveSeconds,
+    }),
     updatedAt: now,
   };
 }

@@ -18,6 +18,7 @@ const service: ServiceRecord = {
   secretRotatedAt: null,
   rateLimitLimit: null,
   rateLimitWindowSeconds: null,
+  incidentAutoResolveSeconds: null,
   createdAt: 1,
   updatedAt: 1,
 };

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { AUDIT_ACTIONS } from "../../src/domain/audit.ts";
+import { createIdGenerator } from "../../src/domain/ids.ts";
 import { signPayload } from "../../src/domain/signing.ts";
 import { createWorld, type Reply, type World } from "../support/harness.ts";
 
@@ -364,6 +365,34 @@ describe("GET /v1/audit_events", () => {
     }
     const sealed = await store.services.get(world.tenantId, svc.id.slice(4));
     needles.push(sealed?.secretCiphertext as string, sealed?.previousSecretCiphertext as string);
+    // Incidents have no routes yet: their audited changes go through the store as the routes will.
+    const eventId = (ingested.body.id as string).slice(4);
+    const [alert] = await store.incidents.applyAlerts([
+      {
+        eventId,
+        tenantId: world.tenantId,
+        serviceId: svc.id.slice(4),
+        receivedAt: world.clock.now(),
+        alert: { action: "trigger", dedupKey: "k", summary: "s", source: "src", severity: "info" },
+      },
+    ]);
+    const incidentId = alert?.incidentId as string;
+    const newId = createIdGenerator(() => world.clock.now());
+    const by = { type: "api_token", id: world.ownerTokenId.slice(4) } as const;
+    for (const action of ["incident.acknowledge", "incident.resolve"] as const) {
+      const record = {
+        id: newId(),
+        tenantId: world.tenantId,
+        occurredAt: world.clock.now(),
+        action,
+        actor: by,
+        target: { type: "incident", id: incidentId } as const,
+        requestId: null,
+        changes: null,
+      };
+      const change = action === "incident.acknowledge" ? store.incidents.acknowledge : store.incidents.resolve;
+      expect((await change(world.tenantId, incidentId, by, world.clock.now(), record)).kind).toBe("changed");
+    }
     await world.request("DELETE", `/v1/services/${svc.id}`);
     await world.request("DELETE", `/v1/api_tokens/${minted.id}`);
 

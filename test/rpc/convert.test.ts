@@ -49,6 +49,7 @@ describe("list messages encode as create() would build them", () => {
     updatedAt: T + 5,
     rateLimitLimit: 50,
     rateLimitWindowSeconds: 10,
+    incidentAutoResolveSeconds: null,
   };
 
   test("a service with every field set, and with every optional one unset", () => {

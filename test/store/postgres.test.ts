@@ -4,6 +4,7 @@ import { DomainError } from "../../src/domain/errors.ts";
 import { createPostgresStore } from "../../src/store/postgres/store.ts";
 import { serviceAvailable, TEST_POSTGRES_URL } from "../support/services.ts";
 import { runAuditContract } from "./audit-contract.ts";
+import { runIncidentContract } from "./incidents-contract.ts";
 import { creationAudit, NOW, runStoreContract, tenantRecord, tokenRecord } from "./store-contract.ts";
 
 const ok = await serviceAvailable("postgres");
@@ -56,6 +57,28 @@ describe.skipIf(!ok)("postgres store", () => {
     const store = createPostgresStore({ url: database.url, max: 4 });
     return {
       store,
+      cleanup: async () => {
+        await store.close();
+        await database.drop();
+      },
+    };
+  });
+
+  // Two stores on one database are two instances: two pools racing on the same rows.
+  runIncidentContract("postgres", async () => {
+    const database = await freshDatabase();
+    const store = createPostgresStore({ url: database.url, max: 4 });
+    return {
+      store,
+      another: () => createPostgresStore({ url: database.url, max: 4 }),
+      exec: async (statement) => {
+        const sql = new SQL(database.url, { max: 1 });
+        try {
+          await sql.unsafe(statement);
+        } finally {
+          await sql.close();
+        }
+      },
       cleanup: async () => {
         await store.close();
         await database.drop();

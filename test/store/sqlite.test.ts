@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { DomainError } from "../../src/domain/errors.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { runAuditContract } from "./audit-contract.ts";
+import { runIncidentContract } from "./incidents-contract.ts";
 import { creationAudit, NOW, runStoreContract, tenantRecord, tokenRecord } from "./store-contract.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "intake-store-"));
@@ -51,6 +52,29 @@ runStoreContract("sqlite file", async () => {
 runAuditContract("sqlite :memory:", async () => {
   const store = createSqliteStore({ path: ":memory:" });
   return { store, cleanup: () => store.close() };
+});
+
+// A file database: a second store is a second process, and `exec` a connection of its own.
+runIncidentContract("sqlite file", async () => {
+  const path = tempPath();
+  const store = createSqliteStore({ path });
+  return {
+    store,
+    another: () => createSqliteStore({ path }),
+    exec: async (statement) => {
+      const db = new Database(path);
+      try {
+        db.run("PRAGMA busy_timeout = 5000");
+        db.run(statement);
+      } finally {
+        db.close();
+      }
+    },
+    cleanup: async () => {
+      await store.close();
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+    },
+  };
 });
 
 describe("sqlite store specifics", () => {

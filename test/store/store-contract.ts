@@ -79,6 +79,7 @@ export function serviceRecord(tenantId: string, overrides: Partial<ServiceRecord
     updatedAt: NOW,
     rateLimitLimit: null,
     rateLimitWindowSeconds: null,
+    incidentAutoResolveSeconds: null,
     ...overrides,
   };
 }

@@ -1,4 +1,13 @@
 import type { AuditAction, AuditRecord, AuditTarget } from "../audit-types.ts";
+import type {
+  AlertEventInput,
+  AlertOutcome,
+  IncidentActor,
+  IncidentChangeRecord,
+  IncidentRecord,
+  IncidentStatus,
+  Severity,
+} from "../incident-types.ts";
 import type { EventRecord, ServiceRecord, ServiceSummary, TenantRecord, TokenRecord, TokenSummary } from "../types.ts";
 import type { RateLimit } from "./rate-limiter.ts";
 
@@ -73,6 +82,8 @@ export interface SecretRotation {
 export interface ServiceChanges {
   isMonitored?: boolean;
   rateLimit?: RateLimit | null;
+  /** §17: null = never; else 60..2592000, validated by the domain. */
+  incidentAutoResolveSeconds?: number | null;
 }
 
 /**
@@ -189,6 +200,95 @@ export interface AuditRepo {
   deleteOlderThan(cutoff: number, batchSize: number): Promise<number>;
 }
 
+/** Keyset page of a tenant's incidents, newest first; every filter optional, combined with AND. */
+export interface IncidentQuery extends PageQuery {
+  /** `open` = triggered or acknowledged. */
+  status?: "open" | IncidentStatus;
+  /** Raw id. */
+  serviceId?: string;
+  severity?: Severity;
+}
+
+/** Keyset page of an incident's alert events, oldest first: rows with a larger id than `after`. */
+export interface IncidentEventsQuery {
+  limit: number;
+  after?: string;
+}
+
+/** A page of the incident change stream: the tenant's committed changes past `after`, in order. */
+export interface IncidentChangeQuery {
+  after: number;
+  limit: number;
+  /** Only this service's incidents (raw id); the position stays a tenant position. */
+  serviceId?: string | undefined;
+}
+
+export type IncidentActionOutcome =
+  | { kind: "changed"; incident: IncidentRecord }
+  /** Already in the asked-for state: nothing written, the audit record neither. */
+  | { kind: "unchanged"; incident: IncidentRecord }
+  /** Acknowledging a resolved incident (409 incident_resolved); nothing written. */
+  | { kind: "incident_resolved" }
+  | { kind: "not_found" };
+
+/**
+ * Incidents (SPEC §17, docs/incidents.md). Every change an incident goes through is written
+ * with its row in `incident_changes`, placed by a feed_head position taken in the change's own
+ * transaction, so the change stream has the feed's guarantee.
+ */
+export interface IncidentRepo {
+  /**
+   * Applies alert events that are already stored (their rows exist; duplicates excluded) in
+   * ONE transaction of its own, in order: the incidents, their change rows, and each event's
+   * `incident_id`. The ingest batch does the same INSIDE its own transaction through the
+   * dialect's `applyAlertBatch` (src/store/sqlite/incidents.ts, src/store/postgres/incidents.ts),
+   * which is what makes an effect commit with its event; this method is that function in a
+   * transaction of its own. Results are positional.
+   */
+  applyAlerts(events: ReadonlyArray<AlertEventInput>): Promise<AlertOutcome[]>;
+  get(tenantId: string, id: string): Promise<IncidentRecord | null>;
+  list(tenantId: string, query: IncidentQuery): Promise<IncidentRecord[]>;
+  /** The alert events that touched it (those retention has not deleted), oldest first. */
+  events(tenantId: string, incidentId: string, query: IncidentEventsQuery): Promise<EventRecord[]>;
+  /**
+   * By hand: triggered → acknowledged, in one transaction with its change row and the audit
+   * record (written only when the outcome is `changed`).
+   */
+  acknowledge(
+    tenantId: string,
+    id: string,
+    by: IncidentActor,
+    now: number,
+    audit: AuditRecord,
+  ): Promise<IncidentActionOutcome>;
+  /** By hand: open → resolved; like acknowledge. Never `incident_resolved`. */
+  resolve(
+    tenantId: string,
+    id: string,
+    by: IncidentActor,
+    now: number,
+    audit: AuditRecord,
+  ): Promise<IncidentActionOutcome>;
+  /**
+   * Resolves (by `auto`) at most `limit` open incidents of monitored services whose
+   * `incident_auto_resolve_seconds` has passed since their last alert event, in one
+   * transaction; concurrent sweeps on several instances resolve each incident once.
+   * Returns the incidents it resolved.
+   */
+  autoResolveDue(now: number, limit: number): Promise<IncidentRecord[]>;
+  /** The change stream (§17): committed changes with position > `after`, in position order. */
+  changes(tenantId: string, query: IncidentChangeQuery): Promise<IncidentChangeRecord[]>;
+  /** The tenant's highest committed change position; 0 when it has none. */
+  changesHead(tenantId: string): Promise<number>;
+  /** How many open incidents per severity, across the deployment (the `intake_incidents_open` gauge). */
+  countOpen(): Promise<Record<Severity, number>>;
+  /**
+   * Retention (INTAKE_INCIDENT_RETENTION_DAYS): deletes at most `batch` incidents resolved
+   * before `cutoff`, oldest first, with their change rows; resolves with how many went.
+   */
+  deleteResolvedBefore(cutoff: number, batch: number): Promise<number>;
+}
+
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
   tenants: TenantRepo;
@@ -197,6 +297,7 @@ export interface Store {
   events: EventRepo;
   setupCodes: SetupCodeRepo;
   audit: AuditRepo;
+  incidents: IncidentRepo;
   /**
    * Creates a tenant and its first token in one transaction, with their audit records
    * (`tenant.create`, then `api_token.create`; actor operator for the CLI).

@@ -6,8 +6,21 @@
  */
 
 import { sql } from "drizzle-orm";
-import { bigint, boolean, check, customType, index, integer, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  unique,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 import { AUDIT_ACTIONS, type AuditChanges } from "../../domain/audit-types.ts";
+import { INCIDENT_STATUSES, SEVERITIES, STREAM_CHANGES } from "../../domain/incident-types.ts";
 import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
 
 /** Byte-ordered text: the order of `ORDER BY id DESC` / `id < $before` is the hex string order. */
@@ -84,6 +97,8 @@ export const services = pgTable(
     updatedAt: millis("updated_at").notNull(),
     rateLimitLimit: integer("rate_limit_limit"),
     rateLimitWindowSeconds: integer("rate_limit_window_seconds"),
+    /** §17: open incidents with no alert event for this long are resolved (auto); null = never. */
+    incidentAutoResolveSeconds: integer("incident_auto_resolve_seconds"),
   },
   (t) => [
     // A service's own rate limit is whole or absent (absent: the deployment's default).
@@ -110,6 +125,10 @@ export const events = pgTable(
     payload: bytea("payload").notNull(),
     /** Feed position: assigned under feed_head's row lock, so in commit order (docs/feed.md). */
     position: bigint("position", { mode: "number" }).notNull().default(0),
+    /** §18: the payload's top-level `type` (1..255 characters), else null. */
+    type: text("type"),
+    /** §17: the incident this alert event opened or changed (docs/incidents.md), else null. */
+    incidentId: idText("incident_id"),
   },
   (t) => [
     // NULL keys are distinct, so events without an Idempotency-Key never collide.
@@ -117,6 +136,9 @@ export const events = pgTable(
     index("events_service_id_idx").on(t.serviceId, t.id),
     index("events_tenant_position_idx").on(t.tenantId, t.position),
     index("events_service_position_idx").on(t.serviceId, t.position),
+    // An incident's timeline, oldest first; plain events (no incident) are not in it, so they
+    // cost it nothing on insert.
+    index("events_incident_id_idx").on(t.incidentId, t.id).where(sql`${t.incidentId} is not null`),
   ],
 );
 
@@ -158,7 +180,7 @@ export const auditEvents = pgTable(
     action: text("action", { enum: AUDIT_ACTIONS }).notNull(),
     actorType: text("actor_type", { enum: ["api_token", "setup_link", "operator"] }).notNull(),
     actorId: idText("actor_id"),
-    targetType: text("target_type", { enum: ["tenant", "api_token", "service"] }).notNull(),
+    targetType: text("target_type", { enum: ["tenant", "api_token", "service", "incident"] }).notNull(),
     targetId: idText("target_id").notNull(),
     requestId: text("request_id"),
     changes: jsonb("changes").$type<AuditChanges>(),
@@ -170,5 +192,85 @@ export const auditEvents = pgTable(
     // Retention deletes by age, oldest first.
     index("audit_events_occurred_at_idx").on(t.occurredAt),
     check("audit_events_action_check", sql`${t.action} in (${sql.raw(inList(AUDIT_ACTIONS))})`),
+  ],
+);
+
+/**
+ * Incidents (SPEC §17, docs/incidents.md). At most one open (triggered or acknowledged)
+ * incident per (service, dedup_key) is a property of the table itself: a partial unique
+ * index over the open rows, so no code path, instance or race can make a second.
+ */
+export const incidents = pgTable(
+  "incidents",
+  {
+    id: idText("id").primaryKey(),
+    tenantId: idText("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    serviceId: idText("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    dedupKey: text("dedup_key").notNull(),
+    status: text("status", { enum: INCIDENT_STATUSES }).notNull(),
+    severity: text("severity", { enum: SEVERITIES }).notNull(),
+    title: text("title").notNull(),
+    source: text("source").notNull(),
+    alertCount: integer("alert_count").notNull(),
+    createdAt: millis("created_at").notNull(),
+    lastEventAt: millis("last_event_at").notNull(),
+    acknowledgedAt: millis("acknowledged_at"),
+    resolvedAt: millis("resolved_at"),
+    /** `event` / `api_token` / `auto`, with the raw id for the first two. */
+    acknowledgedByType: text("acknowledged_by_type"),
+    acknowledgedById: idText("acknowledged_by_id"),
+    resolvedByType: text("resolved_by_type"),
+    resolvedById: idText("resolved_by_id"),
+  },
+  (t) => [
+    uniqueIndex("incidents_open_key_unique").on(t.serviceId, t.dedupKey).where(sql`${t.status} <> 'resolved'`),
+    // Keyset pages newest first: every list filter has an index whose order is the page's,
+    // so a page reads its 21 rows whatever the tenant holds (docs/incidents.md, "Indexes").
+    index("incidents_tenant_id_idx").on(t.tenantId, t.id),
+    index("incidents_tenant_open_idx").on(t.tenantId, t.id).where(sql`${t.status} <> 'resolved'`),
+    index("incidents_tenant_status_idx").on(t.tenantId, t.status, t.id),
+    index("incidents_tenant_severity_idx").on(t.tenantId, t.severity, t.id),
+    index("incidents_service_id_idx").on(t.serviceId, t.id),
+    // Auto-resolve finds due incidents per service without reading the others.
+    index("incidents_open_last_event_idx").on(t.serviceId, t.lastEventAt).where(sql`${t.status} <> 'resolved'`),
+    // Retention of resolved incidents, oldest first.
+    index("incidents_resolved_at_idx").on(t.resolvedAt).where(sql`${t.status} = 'resolved'`),
+    check("incidents_status_check", sql`${t.status} in (${sql.raw(inList(INCIDENT_STATUSES))})`),
+    check("incidents_severity_check", sql`${t.severity} in (${sql.raw(inList(SEVERITIES))})`),
+  ],
+);
+
+/**
+ * The incident change stream (§17): one row per change, placed in the tenant's one order by a
+ * position from feed_head, taken in the change's own transaction like an event's
+ * (docs/incidents.md, "The change stream"). `incident` is the incident right after the change,
+ * as JSON text: a reader resuming later still gets what the change made.
+ */
+export const incidentChanges = pgTable(
+  "incident_changes",
+  {
+    position: bigint("position", { mode: "number" }).primaryKey(),
+    tenantId: idText("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    serviceId: idText("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    incidentId: idText("incident_id")
+      .notNull()
+      .references(() => incidents.id, { onDelete: "cascade" }),
+    change: text("change", { enum: STREAM_CHANGES }).notNull(),
+    occurredAt: millis("occurred_at").notNull(),
+    incident: text("incident").notNull(),
+  },
+  (t) => [
+    index("incident_changes_tenant_position_idx").on(t.tenantId, t.position),
+    index("incident_changes_service_position_idx").on(t.serviceId, t.position),
+    index("incident_changes_incident_idx").on(t.incidentId),
+    check("incident_changes_change_check", sql`${t.change} in (${sql.raw(inList(STREAM_CHANGES))})`),
   ],
 );

@@ -7,6 +7,7 @@
 import type { Store } from "../../domain/ports/store.ts";
 import { createAuditRepo } from "./audit.ts";
 import { createEventRepo } from "./events.ts";
+import { createIncidentRepo } from "./incidents.ts";
 import { createOnboarding } from "./onboarding.ts";
 import { createPool, type PostgresStoreOptions } from "./pool.ts";
 import { createServiceRepo } from "./services.ts";
@@ -29,6 +30,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     services: createServiceRepo(pool),
     events: createEventRepo(pool),
     audit: createAuditRepo(pool),
+    incidents: createIncidentRepo(pool),
     ...createOnboarding(pool),
     migrate: pool.migrate,
     close: pool.close,

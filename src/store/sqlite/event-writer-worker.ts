@@ -6,10 +6,11 @@
  * connection.
  */
 import type { Database } from "bun:sqlite";
+import type { InsertEventResult } from "../../domain/ports/store.ts";
 import { openDatabase } from "./connection.ts";
 import { createEventExpiry, type ExpireEvents } from "./event-expire.ts";
 import { createEventInsert, type InsertEvents } from "./event-insert.ts";
-import type { WriterReply, WriterRequest } from "./event-writer.ts";
+import { unpackBatch, type WriterReply, type WriterRequest } from "./event-writer.ts";
 
 declare const self: Worker;
 
@@ -30,6 +31,11 @@ function open(file: string): Writer {
     db.close();
     throw error;
   }
+}
+
+/** The results to post back: their count when every event was inserted (see `WriterReply`). */
+function inserted(results: InsertEventResult[]): InsertEventResult[] | number {
+  return results.every((r) => r.kind === "inserted") ? results.length : results;
 }
 
 function serialize(error: unknown): Extract<WriterReply, { ok: false }>["error"] {
@@ -55,7 +61,9 @@ function handle(request: WriterRequest): WriterReply | null {
         // Opened on the first request (after migrations), and again after a failed open.
         writer ??= open(path);
         const value =
-          request.kind === "batch" ? writer.insertAll(request.events) : writer.expire(request.cutoff, request.batch);
+          request.kind === "batch"
+            ? inserted(writer.insertAll(unpackBatch(request.events)))
+            : writer.expire(request.cutoff, request.batch);
         return { kind: "done", seq: request.seq, ok: true, value };
       } catch (error) {
         return { kind: "done", seq: request.seq, ok: false, error: serialize(error) };

@@ -5,8 +5,9 @@
  */
 
 import { sql } from "drizzle-orm";
-import { check, customType, index, integer, sqliteTable, text, unique } from "drizzle-orm/sqlite-core";
+import { check, customType, index, integer, sqliteTable, text, unique, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { AUDIT_ACTIONS, type AuditChanges } from "../../domain/audit-types.ts";
+import { INCIDENT_STATUSES, SEVERITIES, STREAM_CHANGES } from "../../domain/incident-types.ts";
 import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
 
 const millis = (name: string) => integer(name, { mode: "number" });
@@ -85,6 +86,8 @@ export const services = sqliteTable(
     // rebuild (DROP TABLE services) would cascade into events. The store writes both together.
     rateLimitLimit: integer("rate_limit_limit"),
     rateLimitWindowSeconds: integer("rate_limit_window_seconds"),
+    /** §17: open incidents with no alert event for this long are resolved (auto); null = never. */
+    incidentAutoResolveSeconds: integer("incident_auto_resolve_seconds"),
   },
   (t) => [
     // BINARY collation: "Billing" and "billing" are two different names.
@@ -109,6 +112,10 @@ export const events = sqliteTable(
     payload: bytes("payload").notNull(),
     /** Feed position: assigned inside the write transaction from feed_head (docs/feed.md). */
     position: integer("position", { mode: "number" }).notNull().default(0),
+    /** §18: the payload's top-level `type` (1..255 characters), else null. */
+    type: text("type"),
+    /** §17: the incident this alert event opened or changed (docs/incidents.md), else null. */
+    incidentId: text("incident_id"),
   },
   (t) => [
     // NULL keys are distinct, so events without an Idempotency-Key never collide.
@@ -116,6 +123,9 @@ export const events = sqliteTable(
     index("events_service_id_idx").on(t.serviceId, t.id),
     index("events_tenant_position_idx").on(t.tenantId, t.position),
     index("events_service_position_idx").on(t.serviceId, t.position),
+    // An incident's timeline, oldest first; plain events (no incident) are not in it, so they
+    // cost it nothing on insert.
+    index("events_incident_id_idx").on(t.incidentId, t.id).where(sql`${t.incidentId} is not null`),
   ],
 );
 
@@ -156,7 +166,7 @@ export const auditEvents = sqliteTable(
     action: text("action", { enum: AUDIT_ACTIONS }).notNull(),
     actorType: text("actor_type", { enum: ["api_token", "setup_link", "operator"] }).notNull(),
     actorId: text("actor_id"),
-    targetType: text("target_type", { enum: ["tenant", "api_token", "service"] }).notNull(),
+    targetType: text("target_type", { enum: ["tenant", "api_token", "service", "incident"] }).notNull(),
     targetId: text("target_id").notNull(),
     requestId: text("request_id"),
     changes: text("changes", { mode: "json" }).$type<AuditChanges>(),
@@ -168,5 +178,85 @@ export const auditEvents = sqliteTable(
     // Retention deletes by age, oldest first.
     index("audit_events_occurred_at_idx").on(t.occurredAt),
     check("audit_events_action_check", sql`${t.action} in (${sql.raw(inList(AUDIT_ACTIONS))})`),
+  ],
+);
+
+/**
+ * Incidents (SPEC §17, docs/incidents.md). At most one open (triggered or acknowledged)
+ * incident per (service, dedup_key) is a property of the table itself: a partial unique
+ * index over the open rows, so no code path, instance or race can make a second.
+ */
+export const incidents = sqliteTable(
+  "incidents",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    serviceId: text("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    dedupKey: text("dedup_key").notNull(),
+    status: text("status", { enum: INCIDENT_STATUSES }).notNull(),
+    severity: text("severity", { enum: SEVERITIES }).notNull(),
+    title: text("title").notNull(),
+    source: text("source").notNull(),
+    alertCount: integer("alert_count").notNull(),
+    createdAt: millis("created_at").notNull(),
+    lastEventAt: millis("last_event_at").notNull(),
+    acknowledgedAt: millis("acknowledged_at"),
+    resolvedAt: millis("resolved_at"),
+    /** `event` / `api_token` / `auto`, with the raw id for the first two. */
+    acknowledgedByType: text("acknowledged_by_type"),
+    acknowledgedById: text("acknowledged_by_id"),
+    resolvedByType: text("resolved_by_type"),
+    resolvedById: text("resolved_by_id"),
+  },
+  (t) => [
+    uniqueIndex("incidents_open_key_unique").on(t.serviceId, t.dedupKey).where(sql`${t.status} <> 'resolved'`),
+    // Keyset pages newest first: every list filter has an index whose order is the page's,
+    // so a page reads its 21 rows whatever the tenant holds (docs/incidents.md, "Indexes").
+    index("incidents_tenant_id_idx").on(t.tenantId, t.id),
+    index("incidents_tenant_open_idx").on(t.tenantId, t.id).where(sql`${t.status} <> 'resolved'`),
+    index("incidents_tenant_status_idx").on(t.tenantId, t.status, t.id),
+    index("incidents_tenant_severity_idx").on(t.tenantId, t.severity, t.id),
+    index("incidents_service_id_idx").on(t.serviceId, t.id),
+    // Auto-resolve finds due incidents per service without reading the others.
+    index("incidents_open_last_event_idx").on(t.serviceId, t.lastEventAt).where(sql`${t.status} <> 'resolved'`),
+    // Retention of resolved incidents, oldest first.
+    index("incidents_resolved_at_idx").on(t.resolvedAt).where(sql`${t.status} = 'resolved'`),
+    check("incidents_status_check", sql`${t.status} in (${sql.raw(inList(INCIDENT_STATUSES))})`),
+    check("incidents_severity_check", sql`${t.severity} in (${sql.raw(inList(SEVERITIES))})`),
+  ],
+);
+
+/**
+ * The incident change stream (§17): one row per change, placed in the tenant's one order by a
+ * position from feed_head, taken in the change's own transaction like an event's
+ * (docs/incidents.md, "The change stream"). `incident` is the incident right after the change,
+ * as JSON text: a reader resuming later still gets what the change made.
+ */
+export const incidentChanges = sqliteTable(
+  "incident_changes",
+  {
+    position: integer("position", { mode: "number" }).primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id),
+    serviceId: text("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    incidentId: text("incident_id")
+      .notNull()
+      .references(() => incidents.id, { onDelete: "cascade" }),
+    change: text("change", { enum: STREAM_CHANGES }).notNull(),
+    occurredAt: millis("occurred_at").notNull(),
+    incident: text("incident").notNull(),
+  },
+  (t) => [
+    index("incident_changes_tenant_position_idx").on(t.tenantId, t.position),
+    index("incident_changes_service_position_idx").on(t.serviceId, t.position),
+    index("incident_changes_incident_idx").on(t.incidentId),
+    check("incident_changes_change_check", sql`${t.change} in (${sql.raw(inList(STREAM_CHANGES))})`),
   ],
 );

@@ -12,6 +12,7 @@ import { createAuditRepo } from "./audit.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createSqliteContext } from "./context.ts";
 import { createEventRepo } from "./events.ts";
+import { createIncidentRepo } from "./incidents.ts";
 import { createOnboarding } from "./onboarding.ts";
 import { createServiceRepo } from "./services.ts";
 import { createTenantRepo } from "./tenants.ts";
@@ -52,6 +53,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     services: createServiceRepo(ctx),
     events,
     audit: createAuditRepo(ctx),
+    incidents: createIncidentRepo(ctx),
     setupCodes,
     createTenant,
     redeemSetupCode,
