@@ -3,6 +3,11 @@
 # the end-to-end suites (the ones built on test/support/harness.ts's createWorld) once more
 # on PostgreSQL + Redis, because README.md promises every rule holds there too.
 #
+# `bun run test:fast` (`scripts/test.sh --fast`): the fast tier alone (docs/testing.md): every
+# test file except test/e2e/ (real processes, the compiled binary) and test/browser/
+# (Chromium), with INTAKE_TEST_TIER=fast so the suites that need PostgreSQL or Redis skip
+# without connecting; on the default stack only, with no second pass.
+#
 # The second pass runs when both servers answer; otherwise it is skipped with one SKIP line,
 # unless INTAKE_REQUIRE_SERVICES=1 (CI), where their absence is a failure.
 # Exits non-zero when either pass fails, and ends with one line summing both passes:
@@ -49,6 +54,18 @@ pass() {
 # test gets 30 s, not bun's default 5 s, so a slow or busy machine does not fail them. On the
 # command line: bunfig.toml says why it cannot live there (bun 1.4.5 ignores it).
 TIMEOUT_MS=30000
+
+if [ "${1:-}" = "--fast" ]; then
+  shift # what follows narrows the tier, as bun test's own filters do: `bun run test:fast test/domain`
+  INTAKE_TEST_TIER=fast INTAKE_TEST_STACK=sqlite-memory pass bun test --timeout "$TIMEOUT_MS" \
+    --path-ignore-patterns 'test/e2e/**' --path-ignore-patterns 'test/browser/**' "$@"
+  echo
+  echo "tests: $passed passed, $failed failed, $skipped skipped"
+  exit "$status"
+elif [ -n "${1:-}" ]; then
+  echo "usage: scripts/test.sh [--fast [bun test filters]]" >&2
+  exit 2
+fi
 
 pass bun test --timeout "$TIMEOUT_MS"
 

@@ -2,11 +2,9 @@
  * intake.v1.EventFeedService (docs/feed.md). ListFeed is a unary call (a long poll with
  * wait_seconds); StreamFeed is server streaming, written as an async generator so that
  * connect-es pulls the next event only once the previous one was written (back-pressure).
- * `openStream` is what the REST gateway's SSE route calls in-process: it validates before
- * anything is sent, so a bad cursor is still a 400.
  */
 import { create } from "@bufbuild/protobuf";
-import type { ConnectError, HandlerContext } from "@connectrpc/connect";
+import type { HandlerContext } from "@connectrpc/connect";
 import {
   FeedStart,
   type ListFeedRequest,
@@ -17,9 +15,9 @@ import {
 } from "../../gen/intake/v1/feed_pb.ts";
 import type { Feed, FeedPage, StreamItem } from "../domain/feed.ts";
 import type { Logger } from "../logger.ts";
+import { eventMessage } from "../shapes/events.ts";
 import { bearerCredential } from "./admission.ts";
 import { type CallContext, principalOf } from "./context.ts";
-import { eventMessage } from "./convert.ts";
 import { connectErrorFor, toConnectError } from "./errors.ts";
 import { rpcMethod } from "./method.ts";
 
@@ -35,22 +33,15 @@ function startOf(start: FeedStart): string | undefined {
 export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
   const { feed, logger } = deps;
 
-  /**
-   * Validates and opens; the iterator throws a ConnectError when the stream must end. `onEnd`
-   * hears the end even while nothing pulls (a stalled reader), so a transport can close.
-   */
-  async function openStream(
-    req: StreamFeedRequest,
-    ctx: StreamContext,
-    onEnd?: (reason: ConnectError) => void,
-  ): Promise<AsyncIterable<StreamItem>> {
+  /** Validates and opens; the iterator throws a ConnectError when the stream must end. */
+  async function openStream(req: StreamFeedRequest, ctx: StreamContext): Promise<AsyncIterable<StreamItem>> {
     try {
       const credential = bearerCredential(ctx.requestHeader.get("authorization"));
       if (credential === null) throw connectErrorFor("missing_credentials", "This call needs a bearer token.");
       const stream = await feed.openStream(
         principalOf(ctx),
         { after: req.after, serviceId: req.serviceId, start: startOf(req.start) },
-        { credential, signal: ctx.signal, onEnd: onEnd && ((reason) => onEnd(toConnectError(reason, logger))) },
+        { credential, signal: ctx.signal },
       );
       return {
         async *[Symbol.asyncIterator]() {
@@ -69,7 +60,7 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
   }
 
   /**
-   * One page of the feed for a ListFeed request (REST's long poll and the RPC alike). The
+   * One page of the feed for a ListFeed request (a long poll with wait_seconds). The
    * call's token goes along: a long poll re-checks it while it waits and before it answers.
    */
   function pageOf(
@@ -92,17 +83,6 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
   }
 
   return {
-    openStream,
-
-    /** The page as the domain returned it, for the REST gateway's byte-level body. */
-    listFeedPage: async (req: ListFeedRequest, ctx: StreamContext): Promise<FeedPage> => {
-      try {
-        return await pageOf(req, ctx, ctx.signal);
-      } catch (error) {
-        throw toConnectError(error, logger);
-      }
-    },
-
     listFeed: rpcMethod(logger, async (req: ListFeedRequest, ctx) => {
       const page = await pageOf(req, ctx, (ctx as Partial<StreamContext>).signal);
       return create(ListFeedResponseSchema, {

@@ -14,10 +14,10 @@ import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { EventFeedService } from "../../gen/intake/v1/feed_pb.ts";
+import { createDeployment, type Deployment } from "../support/deployment.ts";
 import { type IntakeProcess, runCli, startIntake, stopAll } from "../support/intake-process.ts";
-import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
+import { serviceAvailable } from "../support/services.ts";
 import { sign } from "../support/signing.ts";
-import { createTestDatabase, randomKeyEnv, randomRedisPrefix, type TestDatabase } from "../support/stack.ts";
 
 const INGEST_MS = 3_000;
 const SENDERS_PER_INSTANCE = 6;
@@ -41,7 +41,7 @@ async function until(condition: () => boolean, ms: number, what: () => string): 
   }
 }
 
-/** Pages GET /v1/feed with limit=7 until stopped and caught up, alternating instances. */
+/** Pages GET /v1/feed with limit=7 (a long poll while running) until stopped and caught up, alternating instances. */
 function pager(instances: IntakeProcess[], token: string) {
   const ids: string[] = [];
   let stop = false;
@@ -50,13 +50,14 @@ function pager(instances: IntakeProcess[], token: string) {
     for (let round = 0; ; round++) {
       const finishing = stop;
       const on = instances[round % instances.length] as IntakeProcess;
-      const res = await on.fetch(`/v1/feed?limit=7${cursor ? `&after=${cursor}` : ""}`, { token });
+      // Caught up: the feed's own long poll holds the next page until an event arrives.
+      const wait = finishing ? "" : "&wait=1";
+      const res = await on.fetch(`/v1/feed?limit=7${wait}${cursor ? `&after=${cursor}` : ""}`, { token });
       expect(res.status).toBe(200);
       const page = (await res.json()) as { data: Array<{ id: string }>; next_cursor: string };
       for (const e of page.data) ids.push(e.id);
       cursor = page.next_cursor;
       if (finishing && page.data.length === 0) return;
-      if (page.data.length === 0) await Bun.sleep(5);
     }
   })();
   return {
@@ -219,28 +220,17 @@ afterAll(() => stopAll(), 30_000);
 const pgOk = (await serviceAvailable("postgres")) && (await serviceAvailable("redis"));
 
 describe.skipIf(!pgOk)("the feed on two instances sharing PostgreSQL and Redis", () => {
-  let database: TestDatabase | undefined;
-  afterAll(() => database?.drop(), 30_000);
+  let deployment: Deployment | undefined;
+  afterAll(() => deployment?.close(), 30_000);
 
   test("every reader gets exactly the acknowledged events, once each, all in one order", async () => {
-    database = await createTestDatabase();
-    const env = {
-      DATABASE_URL: database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      INTAKE_REDIS_KEY_PREFIX: randomRedisPrefix(),
-      ...randomKeyEnv(),
-    };
-    const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Feed", "--json"], env)) as { token: string };
+    deployment = await createDeployment({ tenantName: "Feed" });
     const [portA, portB] = [await freePort(), await freePort()];
     const instances = await Promise.all([
-      startIntake("A", { ...env, INTAKE_GRPC_PORT: String(portA) }),
-      startIntake("B", { ...env, INTAKE_GRPC_PORT: String(portB) }),
+      deployment.start("A", { INTAKE_GRPC_PORT: String(portA) }),
+      deployment.start("B", { INTAKE_GRPC_PORT: String(portB) }),
     ]);
-    try {
-      await runScenario(instances, boot.token);
-    } finally {
-      await stopAll();
-    }
+    await runScenario(instances, deployment.owner.token);
   }, 90_000);
 });
 

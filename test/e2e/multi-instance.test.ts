@@ -6,55 +6,33 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Redis } from "ioredis";
-import { type IntakeProcess, runCli, startIntake, stopAll } from "../support/intake-process.ts";
+import { createDeployment, type Deployment } from "../support/deployment.ts";
+import type { IntakeProcess } from "../support/intake-process.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
 import { sign } from "../support/signing.ts";
-import {
-  createTestDatabase,
-  dropRedisKeys,
-  randomKeyEnv,
-  randomRedisPrefix,
-  type TestDatabase,
-} from "../support/stack.ts";
 
 const ok = (await serviceAvailable("postgres")) && (await serviceAvailable("redis"));
 
 describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
   const GRACE_SECONDS = 2;
-  const prefix = randomRedisPrefix();
-  let database: TestDatabase | undefined;
+  let deployment: Deployment | undefined;
+  let prefix: string;
   let a: IntakeProcess;
   let b: IntakeProcess;
   let owner: string;
   let redis: Redis | undefined;
 
-  let env: Record<string, string>;
-
   beforeAll(async () => {
-    database = await createTestDatabase();
-    env = {
-      DATABASE_URL: database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      INTAKE_REDIS_KEY_PREFIX: prefix,
-      INTAKE_ROTATION_GRACE_SECONDS: String(GRACE_SECONDS),
-      ...randomKeyEnv(),
-    };
-    // The operator's path: the CLI migrates and bootstraps against the shared database.
-    const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Acme", "--json"], env)) as {
-      token: string;
-    };
-    owner = boot.token;
-    [a, b] = await Promise.all([startIntake("A", env), startIntake("B", env)]);
+    deployment = await createDeployment({ env: { INTAKE_ROTATION_GRACE_SECONDS: String(GRACE_SECONDS) } });
+    prefix = deployment.prefix;
+    owner = deployment.owner.token;
+    [a, b] = await Promise.all([deployment.start("A"), deployment.start("B")]);
     redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
   }, 60_000);
 
   afterAll(async () => {
-    await stopAll();
-    if (redis) {
-      await dropRedisKeys(redis, prefix);
-      redis.disconnect();
-    }
-    await database?.drop();
+    redis?.disconnect();
+    await deployment?.close();
   }, 30_000);
 
   async function mint(on: IntakeProcess, name: string): Promise<{ id: string; token: string }> {
@@ -199,10 +177,7 @@ describe.skipIf(!ok)("two instances on one PostgreSQL and one Redis", () => {
     expect(first?.id).toBe(second?.id as string);
 
     // A tenant of its own (the CLI again), so the shared owner token above is not at stake.
-    const solo = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Solo", "--json"], env)) as {
-      token: string;
-      token_id: string;
-    };
+    const solo = await (deployment as Deployment).bootstrap({ name: "Solo" });
     const minted = await a.fetch("/v1/api_tokens", {
       method: "POST",
       token: solo.token,

@@ -8,10 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { type IntakeProcess, runCli, startIntake, stopAll } from "../support/intake-process.ts";
+import { createDeployment, type Deployment } from "../support/deployment.ts";
+import type { IntakeProcess } from "../support/intake-process.ts";
 import { serviceAvailable, TEST_POSTGRES_URL } from "../support/services.ts";
 import { sign } from "../support/signing.ts";
-import { createTestDatabase, randomKeyEnv, type TestDatabase } from "../support/stack.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
 const ok = await serviceAvailable("postgres");
@@ -23,7 +23,7 @@ const BOUND_MS = 2 * TIMEOUT_MS;
 const SLACK_MS = 1_500;
 
 describe.skipIf(!ok)("PostgreSQL behind a silently dropped network (TCP blackhole)", () => {
-  let database: TestDatabase | undefined;
+  let deployment: Deployment | undefined;
   let proxy: TcpProxy | undefined;
   let admin: SQL | undefined;
   let intake: IntakeProcess;
@@ -34,28 +34,24 @@ describe.skipIf(!ok)("PostgreSQL behind a silently dropped network (TCP blackhol
   let accepted = 0;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
+    deployment = await createDeployment({ redisUrl: null });
     const upstream = new URL(TEST_POSTGRES_URL);
     proxy = await startTcpProxy({ hostname: upstream.hostname, port: Number(upstream.port || 5432) });
-    const proxied = new URL(database.url);
+    const proxied = new URL(deployment.database.url);
     proxied.hostname = "127.0.0.1";
     proxied.port = String(proxy.port);
-    const env = { DATABASE_URL: database.url, ...randomKeyEnv() };
-    owner = (JSON.parse(await runCli(["bootstrap", "--tenant-name", "Acme", "--json"], env)) as { token: string })
-      .token;
-    intake = await startIntake("partitioned", {
-      ...env,
+    owner = deployment.owner.token;
+    intake = await deployment.start("partitioned", {
       DATABASE_URL: proxied.toString(),
       INTAKE_DATABASE_TIMEOUT_MS: String(TIMEOUT_MS),
     });
-    admin = new SQL(database.url, { max: 1, idleTimeout: 2 });
+    admin = new SQL(deployment.database.url, { max: 1, idleTimeout: 2 });
   }, 60_000);
 
   afterAll(async () => {
-    await stopAll();
-    proxy?.close();
     await admin?.close().catch(() => {});
-    await database?.drop();
+    await deployment?.close();
+    proxy?.close();
   }, 30_000);
 
   const json = (body: unknown) => ({

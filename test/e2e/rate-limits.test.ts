@@ -5,53 +5,13 @@
  * everything.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Redis } from "ioredis";
-import { type IntakeProcess, runCli, startIntake, stopAll } from "../support/intake-process.ts";
+import { createDeployment, type Deployment } from "../support/deployment.ts";
+import type { IntakeProcess } from "../support/intake-process.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
 import { sign } from "../support/signing.ts";
-import {
-  createTestDatabase,
-  dropRedisKeys,
-  randomKeyEnv,
-  randomRedisPrefix,
-  type TestDatabase,
-} from "../support/stack.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
 const ok = (await serviceAvailable("postgres")) && (await serviceAvailable("redis"));
-
-const prefixes: string[] = [];
-const databases: TestDatabase[] = [];
-
-afterAll(async () => {
-  await stopAll();
-  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
-  for (const prefix of prefixes) await dropRedisKeys(redis, prefix).catch(() => {});
-  redis.disconnect();
-  for (const database of databases) await database.drop();
-}, 30_000);
-
-/** A fresh deployment's environment: its own database and key prefix. */
-async function deployment(extra: Record<string, string>, redisUrl = TEST_REDIS_URL) {
-  const database = await createTestDatabase();
-  databases.push(database);
-  const prefix = randomRedisPrefix();
-  prefixes.push(prefix);
-  return {
-    DATABASE_URL: database.url,
-    REDIS_URL: redisUrl,
-    INTAKE_REDIS_KEY_PREFIX: prefix,
-    ...randomKeyEnv(),
-    ...extra,
-  };
-}
-
-async function bootstrapToken(env: Record<string, string>, tenantId?: string) {
-  const args = tenantId
-    ? ["bootstrap", "--tenant-id", tenantId, "--json"]
-    : ["bootstrap", "--tenant-name", "Acme", "--json"];
-  return JSON.parse(await runCli(args, env)) as { tenant_id: string; token: string };
-}
 
 function rateField(res: Response): { r: number; t: number } {
   const match = /^"(?:api|ingest)";r=(\d+);t=(\d+)$/.exec(res.headers.get("ratelimit") ?? "");
@@ -65,19 +25,23 @@ function burst(instances: IntakeProcess[], n: number, send: (on: IntakeProcess) 
 }
 
 describe.skipIf(!ok)("two instances, one PostgreSQL, one Redis: one limit for both", () => {
+  let deployment: Deployment | undefined;
   let a: IntakeProcess;
   let b: IntakeProcess;
-  let env: Record<string, string>;
-  let setup: { tenant_id: string; token: string };
 
   beforeAll(async () => {
-    env = await deployment({ INTAKE_RATE_LIMIT_API: "50/10s" });
-    setup = await bootstrapToken(env);
-    [a, b] = await Promise.all([startIntake("A", env), startIntake("B", env)]);
+    deployment = await createDeployment({ env: { INTAKE_RATE_LIMIT_API: "50/10s" } });
+    [a, b] = await Promise.all([deployment.start("A"), deployment.start("B")]);
   }, 60_000);
 
+  afterAll(() => deployment?.close(), 30_000);
+
+  /** A fresh owner token of the tenant, with a whole window of its own. */
+  const freshToken = async () =>
+    (await (deployment as Deployment).bootstrap({ tenantId: (deployment as Deployment).owner.tenant_id })).token;
+
   test("200 concurrent bearer requests split across A and B: exactly 50 admitted, r counts 49..0 once each", async () => {
-    const { token } = await bootstrapToken(env, setup.tenant_id);
+    const token = await freshToken();
     const replies = await burst([a, b], 200, (on) => on.fetch("/v1/tenant", { token }));
     const admitted = replies.filter((r) => r.status === 200);
     const refused = replies.filter((r) => r.status === 429);
@@ -97,7 +61,7 @@ describe.skipIf(!ok)("two instances, one PostgreSQL, one Redis: one limit for bo
   }, 30_000);
 
   test("200 concurrent signed events for a service limited to 50 per 10 s: exactly 50 stored", async () => {
-    const { token } = await bootstrapToken(env, setup.tenant_id);
+    const token = await freshToken();
     const created = await a.fetch("/v1/services", {
       method: "POST",
       token,
@@ -131,6 +95,7 @@ describe.skipIf(!ok)("two instances, one PostgreSQL, one Redis: one limit for bo
 
 describe.skipIf(!ok)("Redis unreachable: each instance limits alone", () => {
   let proxy: TcpProxy | undefined;
+  let deployment: Deployment | undefined;
   let a: IntakeProcess;
   let b: IntakeProcess;
   let token: string;
@@ -138,12 +103,18 @@ describe.skipIf(!ok)("Redis unreachable: each instance limits alone", () => {
   beforeAll(async () => {
     const upstream = new URL(TEST_REDIS_URL);
     proxy = await startTcpProxy({ hostname: upstream.hostname, port: Number(upstream.port || 6379) });
-    const env = await deployment({ INTAKE_RATE_LIMIT_API: "5/60s" }, `redis://127.0.0.1:${proxy.port}`);
-    token = (await bootstrapToken(env)).token;
-    [a, b] = await Promise.all([startIntake("A-cut", env), startIntake("B-cut", env)]);
+    deployment = await createDeployment({
+      env: { INTAKE_RATE_LIMIT_API: "5/60s" },
+      redisUrl: `redis://127.0.0.1:${proxy.port}`,
+    });
+    token = deployment.owner.token;
+    [a, b] = await Promise.all([deployment.start("A-cut"), deployment.start("B-cut")]);
   }, 60_000);
 
-  afterAll(() => proxy?.close());
+  afterAll(async () => {
+    await deployment?.close();
+    proxy?.close();
+  }, 30_000);
 
   test("neither admits everything nor refuses everything: 5 each of 12, logged and counted in metrics", async () => {
     proxy?.cut();

@@ -8,16 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Redis } from "ioredis";
-import { type IntakeProcess, runCli, startIntake, stopAll } from "../support/intake-process.ts";
+import { createDeployment, type Deployment } from "../support/deployment.ts";
+import type { IntakeProcess } from "../support/intake-process.ts";
 import { serviceAvailable, TEST_REDIS_URL } from "../support/services.ts";
 import { sign } from "../support/signing.ts";
-import {
-  createTestDatabase,
-  dropRedisKeys,
-  randomKeyEnv,
-  randomRedisPrefix,
-  type TestDatabase,
-} from "../support/stack.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
 const ok = (await serviceAvailable("postgres")) && (await serviceAvailable("redis"));
@@ -31,43 +25,36 @@ interface Probe {
 }
 
 describe.skipIf(!ok)("invalidation while Redis is partitioned from one or both instances", () => {
-  let database: TestDatabase | undefined;
+  let deployment: Deployment | undefined;
   const proxies: TcpProxy[] = [];
   let proxyA: TcpProxy;
   let proxyB: TcpProxy;
   let a: IntakeProcess;
   let b: IntakeProcess;
   let owner: string;
-  const prefix = randomRedisPrefix();
+  let prefix: string;
   const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
     const upstream = new URL(TEST_REDIS_URL);
     const target = { hostname: upstream.hostname, port: Number(upstream.port || 6379) };
     proxyA = await startTcpProxy(target);
     proxyB = await startTcpProxy(target);
     proxies.push(proxyA, proxyB);
-    const env = {
-      DATABASE_URL: database.url,
-      INTAKE_REDIS_KEY_PREFIX: prefix,
-      INTAKE_CACHE_MAX_AGE_MS: String(MAX_AGE_MS),
-      ...randomKeyEnv(),
-    };
-    owner = (JSON.parse(await runCli(["bootstrap", "--tenant-name", "Acme", "--json"], env)) as { token: string })
-      .token;
+    // Each instance reaches Redis through its own proxy.
+    deployment = await createDeployment({ redisUrl: null, env: { INTAKE_CACHE_MAX_AGE_MS: String(MAX_AGE_MS) } });
+    prefix = deployment.prefix;
+    owner = deployment.owner.token;
     [a, b] = await Promise.all([
-      startIntake("A", { ...env, REDIS_URL: `redis://127.0.0.1:${proxyA.port}` }),
-      startIntake("B", { ...env, REDIS_URL: `redis://127.0.0.1:${proxyB.port}` }),
+      deployment.start("A", { REDIS_URL: `redis://127.0.0.1:${proxyA.port}` }),
+      deployment.start("B", { REDIS_URL: `redis://127.0.0.1:${proxyB.port}` }),
     ]);
   }, 60_000);
 
   afterAll(async () => {
-    await stopAll();
+    await deployment?.close();
     for (const proxy of proxies) proxy.close();
-    if (redis.status === "ready") await dropRedisKeys(redis, prefix);
     redis.disconnect();
-    await database?.drop();
   }, 30_000);
 
   async function mint(name: string): Promise<{ id: string; token: string }> {

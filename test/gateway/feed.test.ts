@@ -2,9 +2,10 @@
  * The feed over REST (docs/feed.md): GET /v1/feed (pages, start, filter, long poll),
  * GET /v1/events/{id}, and GET /v1/feed/stream (SSE) with every end condition.
  */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { parseConfig } from "../../src/config.ts";
 import { signPayload } from "../../src/domain/signing.ts";
+import { nextFeedRead } from "../support/feed-marker.ts";
 import { createWorld, type World } from "../support/harness.ts";
 
 let world: World;
@@ -66,6 +67,8 @@ async function openStream(w: World, query = "", headers: Record<string, string> 
     ended = true;
   })();
   const events = () => messages.filter((m) => m.event === "event");
+  /** The stream's own first message (`: stream open`) has arrived. */
+  const opened = () => messages.some((m) => m.comment === "stream open");
   async function until(condition: () => boolean, ms = 5_000) {
     const deadline = Date.now() + ms;
     while (!condition()) {
@@ -77,6 +80,7 @@ async function openStream(w: World, query = "", headers: Record<string, string> 
     res,
     messages,
     events,
+    opened,
     ended: () => ended,
     until,
     async close() {
@@ -174,8 +178,10 @@ describe("GET /v1/feed", () => {
     const head = (await feed(world, "?start=latest")).body.next_cursor as string;
 
     const started = Date.now();
+    const firstRead = nextFeedRead(world.app);
     const held = feed(world, `?after=${head}&wait=10`);
-    await Bun.sleep(200);
+    // The poll's first read found nothing: from here it waits for a wake-up.
+    expect(await firstRead).toEqual([]);
     const id = await ingest(world, s, '{"live":1}');
     const answer = await held;
     expect(answer.body.data.map((e: { id: string }) => e.id)).toEqual([id]);
@@ -272,7 +278,7 @@ describe("GET /v1/feed/stream", () => {
     const reader = await world.mint({ name: "reader", scope: "read_only" });
     const stream = await openStream(world, "", {}, reader.token);
     expect(stream.res.status).toBe(200);
-    await Bun.sleep(100);
+    await stream.until(() => stream.opened());
     expect((await world.request("DELETE", `/v1/api_tokens/${reader.id}`)).status).toBe(200);
     const revokedAt = Date.now();
     await stream.until(() => stream.ended(), 3_000);
@@ -284,8 +290,12 @@ describe("GET /v1/feed/stream", () => {
     world = await createWorld();
     const expiresAt = new Date(world.clock.now() + 60_000).toISOString();
     const reader = await world.mint({ name: "short", expires_at: expiresAt });
+    const checks = spyOn(world.app.domain.tokens, "verifyToken");
     const stream = await openStream(world, "", {}, reader.token);
-    await Bun.sleep(100);
+    await stream.until(() => stream.opened());
+    // The stream re-checks its token on a timer: one check after it opened finds it valid.
+    const opened = checks.mock.calls.length;
+    await stream.until(() => checks.mock.calls.length > opened);
     expect(stream.ended()).toBe(false);
     world.clock.advance(60_000);
     await stream.until(() => stream.ended(), 3_000);

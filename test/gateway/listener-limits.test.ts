@@ -26,6 +26,8 @@ beforeAll(async () => {
   token = (await running.app.domain.onboarding.bootstrapTenant({ name: "Acme", permissionMode: "role_based" })).token;
 });
 afterAll(async () => {
+  // fetch keeps its connections alive: close them now rather than wait out Bun's idle timeout.
+  await running.server.stop(true);
   await running.stop();
   await stack.release();
 });

@@ -9,6 +9,7 @@ import * as grpc from "@grpc/grpc-js";
 import { EventFeedService, FeedStart } from "../../gen/intake/v1/feed_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { FEED_PAGE_BYTES } from "../../src/domain/feed.ts";
+import { nextFeedRead } from "../support/feed-marker.ts";
 import { sign } from "../support/signing.ts";
 import { bearer, failure, type Served, serveWorld, TRANSPORTS, transportFor } from "./support.ts";
 
@@ -54,8 +55,10 @@ describe.each(TRANSPORTS)("%s", (name) => {
   test("ListFeed with wait_seconds answers when an event arrives", async () => {
     const { feed } = clients();
     const head = await feed.listFeed({ start: FeedStart.LATEST }, owner);
+    const firstRead = nextFeedRead(served.world.app);
     const held = feed.listFeed({ after: head.nextCursor, waitSeconds: 10 }, owner);
-    await Bun.sleep(150);
+    // The poll's first read found nothing: from here it waits for a wake-up.
+    expect(await firstRead).toEqual([]);
     const id = await ingest('{"waited":true}');
     expect((await held).data.map((e) => e.id)).toEqual([id]);
   });
@@ -88,12 +91,14 @@ describe.each(TRANSPORTS)("%s", (name) => {
   test("StreamFeed ends with unauthenticated (invalid_credentials) when its token is revoked", async () => {
     const { feed } = clients();
     const reader = await served.world.mint({ name: "stream-reader", scope: "read_only" });
+    const firstRead = nextFeedRead(served.world.app);
     const call = (async () => {
       for await (const _ of feed.streamFeed({ start: FeedStart.LATEST }, bearer(reader.token))) {
         // no events expected
       }
     })();
-    await Bun.sleep(200);
+    // The stream has read the store once: it is open, idle, and watching its token.
+    expect(await firstRead).toEqual([]);
     expect((await served.world.request("DELETE", `/v1/api_tokens/${reader.id}`)).status).toBe(200);
     const failed = await failure(call);
     expect(failed).toMatchObject({ code: "unauthenticated", restCode: "invalid_credentials" });

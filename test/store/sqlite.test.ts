@@ -195,19 +195,4 @@ describe("sqlite store specifics", () => {
     expect(error).toBeInstanceOf(DomainError);
     expect(error).toMatchObject({ code: "unavailable" });
   });
-
-  test("migrate() finds its migrations from any working directory", async () => {
-    const path = tempPath();
-    const script = `
-      const { createSqliteStore } = await import(${JSON.stringify(join(import.meta.dir, "../../src/store/sqlite/store.ts"))});
-      const store = createSqliteStore({ path: ${JSON.stringify(path)} });
-      await store.migrate();
-      console.log(JSON.stringify(await store.services.list("t", { limit: 1 })));
-      await store.close();
-    `;
-    const child = Bun.spawnSync(["bun", "-e", script], { cwd: tmpdir(), stderr: "pipe" });
-    expect(child.stderr.toString()).toBe("");
-    expect(child.stdout.toString().trim()).toBe("[]");
-    expect(child.exitCode).toBe(0);
-  });
 });

@@ -138,7 +138,13 @@ export async function startIntake(
         timeoutMs,
       );
     }),
-  ]).finally(() => clearTimeout(timer));
+  ])
+    .catch(async (error: unknown) => {
+      // A child that never listened is stopped here: no caller holds a handle to it.
+      await handle.stop();
+      throw error;
+    })
+    .finally(() => clearTimeout(timer));
   handle.base = url.replace(/\/$/, "");
   return handle;
 }

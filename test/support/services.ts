@@ -2,6 +2,11 @@
  * Gates for the suites that need a real PostgreSQL or Redis. Where the server does not
  * answer, the suite is skipped with one printed line, or, with INTAKE_REQUIRE_SERVICES=1
  * (CI), the test file fails: a suite that must run never passes silently.
+ *
+ * The fast tier (`bun run test:fast`, INTAKE_TEST_TIER=fast; docs/testing.md) uses neither
+ * server: every gate answers false there without connecting, so a suite that needs one is
+ * skipped with one printed line, and a file that also covers an in-process adapter (the
+ * memory rate limiter beside the Redis one) still runs that part.
  */
 import { SQL } from "bun";
 import Redis from "ioredis";
@@ -10,6 +15,8 @@ export const TEST_POSTGRES_URL = process.env.INTAKE_TEST_POSTGRES_URL ?? "postgr
 export const TEST_REDIS_URL = process.env.INTAKE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 const required = process.env.INTAKE_REQUIRE_SERVICES === "1";
+/** `bun run test:fast`: no PostgreSQL, no Redis, whatever answers. */
+export const FAST_TIER = process.env.INTAKE_TEST_TIER === "fast";
 const probes = new Map<string, Promise<boolean>>();
 
 async function probePostgres(): Promise<boolean> {
@@ -50,6 +57,11 @@ export function probeService(name: "postgres" | "redis"): Promise<boolean> {
 /** True when the server answers. Prints the skip line once per process; throws when required. */
 export function serviceAvailable(name: "postgres" | "redis"): Promise<boolean> {
   let probe = probes.get(name);
+  if (!probe && FAST_TIER) {
+    console.log(`SKIP: ${name} suites: the fast tier runs without PostgreSQL and Redis (bun run test has them)`);
+    probe = Promise.resolve(false);
+    probes.set(name, probe);
+  }
   if (!probe) {
     const url = name === "postgres" ? TEST_POSTGRES_URL : TEST_REDIS_URL;
     probe = (name === "postgres" ? probePostgres() : probeRedis()).then((ok) => {

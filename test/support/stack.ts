@@ -6,7 +6,7 @@
  */
 import { SQL } from "bun";
 import type { Env } from "../../src/config.ts";
-import { serviceAvailable, TEST_POSTGRES_URL, TEST_REDIS_URL } from "./services.ts";
+import { FAST_TIER, serviceAvailable, TEST_POSTGRES_URL, TEST_REDIS_URL } from "./services.ts";
 
 export type TestStack = "sqlite-memory" | "postgres-redis";
 
@@ -93,6 +93,7 @@ export async function acquireStack(stack: TestStack = testStack()): Promise<Stac
   if (stack === "sqlite-memory") {
     return { stack, env: { DATABASE_URL: "sqlite::memory:" }, release: async () => {} };
   }
+  if (FAST_TIER) throw new Error("INTAKE_TEST_STACK=postgres-redis is not for the fast tier: run `bun run test`");
   for (const service of ["postgres", "redis"] as const) {
     // The caller asked for this stack explicitly: a missing server is a failure, not a skip.
     if (!(await serviceAvailable(service))) {
