@@ -10,7 +10,10 @@
  *   4. input      an unknown target (404) → the body: 413 → 415 → 400 (body.ts) → the schemas
  *   5. the call   the operation's handler, over the domain
  *   6. answer     the handler's Response, or the error answer (errors.ts, one error table)
- *   7. finish     X-Request-Id and the RateLimit fields on the answer, then `record`: the HTTP
+ *   7. finish     X-Request-Id and the RateLimit fields on the answer; `Cache-Control: no-store`
+ *                 on /v1; the CORS fields (cors.ts, INTAKE_CORS_ORIGINS); a HEAD's answer
+ *                 without its body (a stream's cancelled); a body of 1 KiB or more compressed
+ *                 when the client offers gzip or br (compression.ts); then `record`: the HTTP
  *                 series and the access-log line (rpc/observe.ts, shared with the gRPC port)
  *
  * (A tracing span, when there is one, opens in `begin` and closes in `finish`.)
@@ -40,6 +43,8 @@ import {
   setRateLimitHeaders,
 } from "../rpc/rate-limit.ts";
 import { judgeBody } from "./body.ts";
+import { compressed, compressibleType, pickEncoding } from "./compression.ts";
+import type { Cors } from "./cors.ts";
 import { responseForError } from "./errors.ts";
 import { PLAIN_SEGMENT, pathAndQuery, REQUEST_ID_HEADER, readCapped } from "./http.ts";
 import type { Call, Operation, QueryForm } from "./operation.ts";
@@ -99,10 +104,30 @@ export interface EdgeDeps {
   limits: Limits;
   logger: Logger;
   requests: RequestObserver;
+  /** INTAKE_CORS_ORIGINS' fields (cors.ts); null: none listed, no CORS header is written. */
+  cors?: Cors | null;
+}
+
+/** A request URL whose path is under /v1 (scanned in place: no string is made). */
+function underV1(url: string): boolean {
+  return url.startsWith("/v1/", url.indexOf("/", url.indexOf("//") + 2));
+}
+
+/** A route of the RPC protocols (Connect, gRPC-Web): they negotiate compression themselves. */
+function rpcRoute(route: string): boolean {
+  return route.startsWith("/intake.") || route.startsWith("/grpc.");
+}
+
+/** A HEAD's answer: the GET's status and fields, no body (a stream's cancelled, so it ends now). */
+function headOnly(response: Response): Response {
+  const body = response.body;
+  if (body !== null) body.cancel().catch(() => {});
+  return new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
 export function createEdge(deps: EdgeDeps) {
   const { admission, limits, logger, requests } = deps;
+  const cors = deps.cors ?? null;
   const newRequestId = createRequestIdGenerator();
   const bodyCap = limits.managementBodyBytes;
 
@@ -238,9 +263,35 @@ export function createEdge(deps: EdgeDeps) {
       response = new Response(answer.body, answer);
       response.headers.set(REQUEST_ID_HEADER, x.requestId);
     }
+    const headers = response.headers;
     // After a decision, every answer of a limited route carries its fields (docs/rate-limits.md).
-    if (x.rate) setRateLimitHeaders(response.headers, x.rate);
+    if (x.rate) setRateLimitHeaders(headers, x.rate);
+    // Several /v1 answers carry a token or a secret: no cache keeps any of them.
+    if (underV1(x.request.url)) headers.set("cache-control", "no-store");
+    if (cors !== null) cors.decorate(x.route, x.request.headers.get("origin"), headers);
+    if (x.method === "HEAD") response = headOnly(response);
+    else {
+      const accept = x.request.headers.get("accept-encoding");
+      const encoding = accept === null ? null : compressible(x, response) ? pickEncoding(accept) : null;
+      if (encoding !== null) {
+        const shrunk = compressed(response, encoding);
+        return requests.timed ? shrunk.then((r) => recorded(x, r)) : shrunk;
+      }
+    }
     return requests.timed ? recorded(x, response) : response;
+  }
+
+  /** Worth compressing in step 7: a text body the route built, not a stream's, not encoded yet. */
+  function compressible(x: RestExchange, response: Response): boolean {
+    const status = response.status;
+    if (status === 204 || status === 304 || status < 200 || rpcRoute(x.route)) return false;
+    const headers = response.headers;
+    return !headers.has("content-encoding") && compressibleType(headers.get("content-type"));
+  }
+
+  /** A CORS preflight (OPTIONS) on a path whose route allows `methods`; null when it is not one to answer. */
+  function preflight(x: RestExchange, methods: readonly string[]): Response | null {
+    return cors === null ? null : cors.preflight(x.route, methods, x.request);
   }
 
   /** Steps 1 to 7 in one go, for a native route: its path and query were decoded by `nativeRoutes`. */
@@ -311,6 +362,7 @@ export function createEdge(deps: EdgeDeps) {
     call,
     refuse,
     finish,
+    preflight,
     serve,
     nativeRoutes,
     readBody: (request: Request) => readCapped(request, bodyCap),
