@@ -41,14 +41,15 @@ export function compressibleType(contentType: string | null): boolean {
 }
 
 /**
- * `bytes` in `encoding`. Per request, brotli at a middle quality (the maximum costs far more
- * CPU for little); once per process for bundled files, at its best.
+ * `bytes` in `encoding`. Per request, brotli at a middle quality; once per process for bundled
+ * files, a little higher (the maximum costs many times the CPU on the /docs bundle for a few
+ * percent).
  */
 export function encode(bytes: Uint8Array, encoding: Encoding, once = false): Uint8Array<ArrayBuffer> {
   if (encoding === "gzip") return Bun.gzipSync(bytes as Uint8Array<ArrayBuffer>, { level: once ? 9 : 6 });
   return brotliCompressSync(bytes, {
     params: {
-      [constants.BROTLI_PARAM_QUALITY]: once ? constants.BROTLI_MAX_QUALITY : 5,
+      [constants.BROTLI_PARAM_QUALITY]: once ? 7 : 5,
       [constants.BROTLI_PARAM_SIZE_HINT]: bytes.byteLength,
     },
   });
@@ -73,6 +74,16 @@ export class Precompressed {
 
   constructor(bytes: Uint8Array<ArrayBuffer>) {
     this.#identity = bytes;
+  }
+
+  /** Both encodings made now: for files compressed as they are bundled (the console's). */
+  static now(bytes: Uint8Array<ArrayBuffer>): Precompressed {
+    const packed = new Precompressed(bytes);
+    if (bytes.byteLength >= COMPRESS_MIN_BYTES) {
+      packed.#gzip = encode(bytes, "gzip", true);
+      packed.#br = encode(bytes, "br", true);
+    }
+    return packed;
   }
 
   /** The body for a request offering `accept` (null: no header), with its `Content-Encoding` set in `headers`. */

@@ -81,7 +81,7 @@ async function bundleConsole(): Promise<Bundle> {
       if (file.loader === "html") html = await body.text();
       else
         assets.set(basename(file.path), {
-          body: new Precompressed(await body.bytes()),
+          body: Precompressed.now(await body.bytes()),
           type: file.headers["content-type"],
         });
     }
@@ -90,12 +90,16 @@ async function bundleConsole(): Promise<Bundle> {
     if (!built.success) throw new AggregateError(built.logs, "the console could not be bundled");
     for (const output of built.outputs) {
       if (output.path.endsWith(".html")) html = await output.text();
-      else assets.set(basename(output.path), { body: new Precompressed(await output.bytes()), type: output.type });
+      else
+        assets.set(basename(output.path), {
+          body: Precompressed.now(new Uint8Array(await output.arrayBuffer())),
+          type: output.type,
+        });
     }
   }
   if (html === undefined) throw new Error("the console bundle has no HTML page");
   // Compressed here, with the bundle (gzip and br, each on first use): served as they are.
-  return { html: new Precompressed(new TextEncoder().encode(await rewriteAssetUrls(html))), assets };
+  return { html: Precompressed.now(new TextEncoder().encode(await rewriteAssetUrls(html))), assets };
 }
 
 // Derived from the source alone, identical for every app in the process: bundled once, on the

@@ -118,11 +118,17 @@ function rpcRoute(route: string): boolean {
   return route.startsWith("/intake.") || route.startsWith("/grpc.");
 }
 
-/** A HEAD's answer: the GET's status and fields, no body (a stream's cancelled, so it ends now). */
+/**
+ * A HEAD's answer. Elysia answers a HEAD with its GET route and sends the answer's fields
+ * with its body's length and no body; it reads the body for that length, which for a stream
+ * never ends. So a stream's body (a type not worth compressing: SSE, Connect's) is cancelled
+ * here and the answer goes without it (its Content-Length then reads 0).
+ */
 function headOnly(response: Response): Response {
-  const body = response.body;
-  if (body !== null) body.cancel().catch(() => {});
-  return new Response(null, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const headers = response.headers;
+  if (compressibleType(headers.get("content-type")) && !headers.has("content-encoding")) return response;
+  response.body?.cancel().catch(() => {});
+  return new Response(null, { status: response.status, statusText: response.statusText, headers });
 }
 
 export function createEdge(deps: EdgeDeps) {

@@ -107,3 +107,127 @@ test("INTAKE_CORS_ORIGINS refuses *, a path or a trailing slash at start", async
     await expect(createWorld({ env: { INTAKE_CORS_ORIGINS: value } })).rejects.toThrow(/INTAKE_CORS_ORIGINS/);
   }
 });
+
+/** A request path for a declared template: ids that name nothing (a 404 still answers). */
+const concrete = (path: string, id: string) => path.replace(/:[a-z_]+/g, id);
+
+test("Cache-Control: no-store on every /v1 operation's answer, an unknown /v1 route's and a 405's", async () => {
+  world = await createWorld();
+  const svc = await world.createService();
+  const answers: Array<[string, string | null]> = [];
+  for (const op of world.app.gateway.operations) {
+    const path = concrete(op.path, svc.id);
+    const res = await world.request(op.method, path, {
+      headersOnly: true,
+      ...(op.method !== "GET" && op.method !== "DELETE" && { body: {} }),
+    });
+    answers.push([`${op.method} ${op.path} ${res.status}`, res.headers.get("cache-control")]);
+  }
+  for (const [method, path] of [
+    ["GET", "/v1/nope"],
+    ["PUT", "/v1/tenant"],
+  ] as const) {
+    const res = await world.request(method, path);
+    answers.push([`${method} ${path} ${res.status}`, res.headers.get("cache-control")]);
+  }
+  expect(answers.filter(([, value]) => value !== "no-store")).toEqual([]);
+  // Outside /v1, a route keeps its own caching.
+  const favicon = await world.request("GET", "/favicon.ico", { token: null });
+  expect(favicon.headers.get("cache-control")).toBe("public, max-age=86400");
+});
+
+test("HEAD answers every GET route with the GET's status and headers and no body, the streams included", async () => {
+  world = await createWorld({ env: { INTAKE_CORS_ORIGINS: PAGE } });
+  const svc = await world.createService();
+  const gets = (world.app.gateway.elysia.routes as Array<{ method: string; path: string }>)
+    .filter((r) => r.method === "GET")
+    .map((r) => concrete(r.path.replace("*", "services"), svc.id));
+  expect(gets).toContain("/v1/feed/stream");
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", routes: world.app.nativeRoutes, fetch: world.app.fetch });
+  try {
+    const owner = { authorization: `Bearer ${world.ownerToken}` };
+    for (const path of gets) {
+      const inProcess = await call(world, "HEAD", path, owner);
+      const get = await world.request("GET", path, { headersOnly: true });
+      expect([path, inProcess.status]).toEqual([path, get.status]);
+      expect([path, await inProcess.text()]).toEqual([path, ""]);
+      expect(inProcess.headers.get("content-type")).toBe(get.headers.get("content-type"));
+      // Over a socket: the answer ends (a hung HEAD never resolves and the test times out).
+      const served = await fetch(`http://127.0.0.1:${server.port}${path}`, {
+        method: "HEAD",
+        headers: owner,
+        redirect: "manual",
+        signal: AbortSignal.timeout(20_000),
+      });
+      expect([path, served.status]).toEqual([path, get.status]);
+      expect([path, await served.text()]).toEqual([path, ""]);
+    }
+    const tenant = await world.request("GET", "/v1/tenant");
+    const head = await call(world, "HEAD", "/v1/tenant", owner);
+    expect(head.headers.get("content-length")).toBe(String(Buffer.byteLength(tenant.text)));
+  } finally {
+    server.stop(true);
+  }
+});
+
+test("a listed JSON answer of 1 KiB or more is gzip- or br-encoded as offered; a small one is not", async () => {
+  world = await createWorld();
+  for (let i = 0; i < 12; i++) await world.createService(`service-number-${i}`);
+  const auth = { authorization: `Bearer ${world.ownerToken}` };
+  const plain = await call(world, "GET", "/v1/services?limit=100", auth);
+  const text = await plain.text();
+  expect(text.length).toBeGreaterThan(1024);
+  expect(plain.headers.get("content-encoding")).toBeNull();
+
+  const gzip = await call(world, "GET", "/v1/services?limit=100", { ...auth, "accept-encoding": "gzip" });
+  expect(gzip.headers.get("content-encoding")).toBe("gzip");
+  expect(gzip.headers.get("vary")).toContain("Accept-Encoding");
+  expect(gzip.headers.get("cache-control")).toBe("no-store");
+  const gzipped = new Uint8Array(await gzip.arrayBuffer());
+  expect(gzipped.byteLength).toBeLessThan(text.length);
+  expect(new TextDecoder().decode(Bun.gunzipSync(gzipped))).toBe(text);
+
+  const br = await call(world, "GET", "/v1/services?limit=100", { ...auth, "accept-encoding": "gzip, deflate, br" });
+  expect(br.headers.get("content-encoding")).toBe("br");
+  expect(brotliDecompressSync(new Uint8Array(await br.arrayBuffer())).toString()).toBe(text);
+
+  const refused = await call(world, "GET", "/v1/services?limit=100", { ...auth, "accept-encoding": "br;q=0, gzip" });
+  expect(refused.headers.get("content-encoding")).toBe("gzip");
+  const small = await call(world, "GET", "/v1/tenant", { ...auth, "accept-encoding": "gzip, br" });
+  expect(small.headers.get("content-encoding")).toBeNull();
+  expect(((await small.json()) as { name: string }).name).toBe("Acme");
+});
+
+test("/openapi.json, /metrics and the console's files are compressed for a client offering gzip or br", async () => {
+  world = await createWorld();
+  for (const path of ["/openapi.json", "/metrics", "/docs/assets/scalar-api-reference.js"]) {
+    const res = await call(world, "GET", path, { "accept-encoding": "br" });
+    expect([path, res.status, res.headers.get("content-encoding")]).toEqual([path, 200, "br"]);
+    const raw = await call(world, "GET", path);
+    expect([path, res.status, raw.headers.get("content-encoding")]).toEqual([path, 200, null]);
+    const decoded = brotliDecompressSync(new Uint8Array(await res.arrayBuffer())).toString();
+    if (path !== "/metrics") expect(decoded).toBe(await raw.text());
+    else expect(decoded).toContain("# HELP");
+  }
+  const page = await (await call(world, "GET", "/console")).text();
+  const assets = [...page.matchAll(/\/console\/assets\/[^"]+/g)].map((m) => m[0]);
+  expect(assets.length).toBeGreaterThan(0);
+  for (const asset of assets) {
+    const res = await call(world, "GET", asset, { "accept-encoding": "gzip" });
+    expect([asset, res.headers.get("content-encoding")]).toEqual([asset, "gzip"]);
+    const raw = await (await call(world, "GET", asset)).text();
+    expect(new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await res.arrayBuffer())))).toBe(raw);
+  }
+});
+
+test("the feed stream is never compressed", async () => {
+  world = await createWorld();
+  const res = await call(world, "GET", "/v1/feed/stream", {
+    authorization: `Bearer ${world.ownerToken}`,
+    "accept-encoding": "gzip, br",
+  });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("text/event-stream");
+  expect(res.headers.get("content-encoding")).toBeNull();
+  await res.body?.cancel();
+});
