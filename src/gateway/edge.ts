@@ -7,7 +7,8 @@
  *                 path template)
  *   3. admission  the operation's policy (rpc/policy.ts, rpc/admission.ts, shared with RPC):
  *                 401 → 429 → 403 scope → 403 role; the RateLimit decision is kept
- *   4. input      an unknown target (404) → the body: 413 → 415 → 400 (body.ts) → the schemas
+ *   4. input      an unknown target (404) → the body: 413 → 415 → 400 (body.ts) → numbers
+ *                 (strict-numbers.ts: no string where a number goes) → the schemas
  *   5. the call   the operation's handler, over the domain
  *   6. answer     the handler's Response, or the error answer (errors.ts, one error table)
  *   7. finish     X-Request-Id and the RateLimit fields on the answer; `Cache-Control: no-store`
@@ -48,6 +49,7 @@ import type { Cors } from "./cors.ts";
 import { responseForError } from "./errors.ts";
 import { PLAIN_SEGMENT, pathAndQuery, REQUEST_ID_HEADER, readCapped } from "./http.ts";
 import type { Call, Operation, QueryForm } from "./operation.ts";
+import { checkNumbers } from "./strict-numbers.ts";
 
 /** A REST request's exchange: what every step reads and notes. */
 export interface RestExchange extends Exchange {
@@ -189,10 +191,13 @@ export function createEdge(deps: EdgeDeps) {
     principal: Principal | null,
     params: Record<string, string>,
     raw: unknown,
+    query: unknown,
   ): Promise<Entered> {
     if (op.exists) await op.exists({ x, request: x.request, principal, params, query: undefined, body: undefined });
     const buffered = raw instanceof Buffered ? raw.raw : new Uint8Array(0);
-    return { principal, body: judgeBody(buffered, x.request.headers.get("content-type"), bodyCap) };
+    const body = judgeBody(buffered, x.request.headers.get("content-type"), bodyCap);
+    checkNumbers(op.schemas, query, body);
+    return { principal, body };
   }
 
   /** 4 up to the schemas, after admission (401 before a 404 for the path's id). */
@@ -202,17 +207,26 @@ export function createEdge(deps: EdgeDeps) {
     principal: Principal | null,
     params: Record<string, string>,
     raw: unknown,
+    query: unknown,
   ): Maybe<Entered> {
     checkParams(op, params);
-    return op.body === "json" ? judged(x, op, principal, params, raw) : { principal, body: undefined };
+    if (op.body === "json") return judged(x, op, principal, params, raw, query);
+    checkNumbers(op.schemas, query, undefined);
+    return { principal, body: undefined };
   }
 
   /** 3 and 4 up to the schemas (Elysia's `transform`). */
-  function enter(x: RestExchange, op: Operation, params: Record<string, string>, raw: unknown): Maybe<Entered> {
+  function enter(
+    x: RestExchange,
+    op: Operation,
+    params: Record<string, string>,
+    raw: unknown,
+    query: unknown,
+  ): Maybe<Entered> {
     const principal = admit(x, op);
     return principal instanceof Promise
-      ? principal.then((p) => entered(x, op, p, params, raw))
-      : entered(x, op, principal, params, raw);
+      ? principal.then((p) => entered(x, op, p, params, raw, query))
+      : entered(x, op, principal, params, raw, query);
   }
 
   /** 5. */

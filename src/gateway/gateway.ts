@@ -128,12 +128,12 @@ function mount(app: Elysia, edge: Edge, op: Operation): void {
   const hooks = {
     parse: op.body === "json" ? bodyBuffer(edge) : "none",
     // Steps 2 to 4 up to the schemas, before Elysia validates anything (401 before 400). The
-    // hooks read `ctx.params`, `ctx.body` and never pass `ctx` on: Elysia infers from their
+    // hooks read `ctx.params`, `ctx.query`, `ctx.body` and never pass `ctx` on: Elysia infers from their
     // source which context fields they use, and a `ctx` handed on makes it build a cookie jar.
-    transform(ctx: { params: Record<string, string>; body: unknown }) {
+    transform(ctx: { params: Record<string, string>; query: unknown; body: unknown }) {
       const x = exchangeOf(ctx);
       x.route = op.path;
-      const entered = edge.enter(x, op, ctx.params, ctx.body);
+      const entered = edge.enter(x, op, ctx.params, ctx.body, ctx.query);
       // `return ….then(` on purpose: Elysia reads a hook's source to decide whether to await it.
       if (entered instanceof Promise)
         return entered.then((e) => {

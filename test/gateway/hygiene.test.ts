@@ -231,3 +231,47 @@ test("the feed stream is never compressed", async () => {
   expect(res.headers.get("content-encoding")).toBeNull();
   await res.body?.cancel();
 });
+
+test('400 for "5", "0x10" or "1e3" where a JSON body takes a whole number, naming the field; JSON numbers pass', async () => {
+  world = await createWorld();
+  const svc = await world.createService();
+  for (const limit of ['"5"', '"0x10"', '"1e3"']) {
+    const res = await world.request("PATCH", `/v1/services/${svc.id}`, {
+      body: `{"rate_limit":{"limit":${limit},"window_seconds":60}}`,
+      headers: { "content-type": "application/json" },
+    });
+    expect([limit, res.status, res.body.error.code]).toEqual([limit, 400, "invalid_request"]);
+    expect(res.body.error.details).toEqual([
+      { field: "rate_limit.limit", message: `must be a whole JSON number, not a string (${limit})` },
+    ]);
+  }
+  const read = await world.request("GET", `/v1/services/${svc.id}`);
+  expect(read.body.rate_limit).toBeNull();
+  const ok = await world.request("PATCH", `/v1/services/${svc.id}`, {
+    body: '{"rate_limit":{"limit":1e3,"window_seconds":60}}',
+    headers: { "content-type": "application/json" },
+  });
+  expect(ok.status).toBe(200);
+  expect(ok.body.rate_limit).toEqual({ limit: 1000, window_seconds: 60 });
+  const window = await world.request("PATCH", `/v1/services/${svc.id}`, {
+    body: { rate_limit: { limit: 5, window_seconds: "60" } },
+  });
+  expect(window.status).toBe(400);
+  expect(window.body.error.details[0].field).toBe("rate_limit.window_seconds");
+});
+
+test("400 for ?limit=abc, 5.5, 1e1 or 0 saying the parameter takes a whole number in its bounds", async () => {
+  world = await createWorld();
+  for (const value of ["abc", "5.5", "1e1", "0", "101"]) {
+    const res = await world.request("GET", `/v1/services?limit=${value}`);
+    expect([value, res.status]).toEqual([value, 400]);
+    expect(res.body.error.details).toEqual([
+      { field: "limit", message: `must be a whole number from 1 to 100 (got "${value}")` },
+    ]);
+  }
+  const feed = await world.request("GET", "/v1/feed?wait=soon");
+  expect(feed.body.error.details).toEqual([
+    { field: "wait", message: 'must be a whole number from 0 to 30 (got "soon")' },
+  ]);
+  expect((await world.request("GET", "/v1/services?limit=05")).status).toBe(200);
+});
