@@ -378,6 +378,11 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
   { name: "INTAKE_API_DOCS", fallback: "true", meaning: "serve GET /openapi.json and GET /docs" },
   { name: "INTAKE_CONSOLE", fallback: "true", meaning: "serve the web console at /console (GET / redirects there)" },
   {
+    name: "INTAKE_CORS_ORIGINS",
+    fallback: "unset (no CORS)",
+    meaning: "comma-separated exact origins whose pages may call the bearer routes, feed streams and Connect",
+  },
+  {
     name: "INTAKE_AUDIT_RETENTION_DAYS",
     fallback: "365",
     meaning: "1..3650: audit events older than this are deleted in the background",
