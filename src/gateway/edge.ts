@@ -287,10 +287,13 @@ export function createEdge(deps: EdgeDeps) {
     // After a decision, every answer of a limited route carries its fields (docs/rate-limits.md).
     if (x.rate) setRateLimitHeaders(headers, x.rate);
     // Several /v1 answers carry a token or a secret: no cache keeps any of them.
-    if (underV1(x.request.url)) headers.set("cache-control", "no-store");
+    const v1 = underV1(x.request.url);
+    if (v1) headers.set("cache-control", "no-store");
     if (cors !== null) cors.decorate(x.route, x.request.headers.get("origin"), headers);
     if (x.method === "HEAD") response = headOnly(response);
-    else {
+    // A /v1 answer without a caller (the probe, an ingest ack, a setup result, a 401) is small:
+    // not even the request's fields are read for it (bench scenario 1's probe reads none).
+    else if (!v1 || x.principal !== null) {
       const accept = x.request.headers.get("accept-encoding");
       const encoding = accept === null ? null : compressible(x, response) ? pickEncoding(accept) : null;
       if (encoding !== null) {
