@@ -21,6 +21,9 @@ export const CORS_ALLOWED_HEADERS = [
 
 export const CORS_EXPOSED_HEADERS = "X-Request-Id, RateLimit, RateLimit-Policy, Retry-After";
 
+/** On the RPC routes also what a gRPC-Web client reads of a trailers-only answer (connect-es' CORS guide). */
+const RPC_EXPOSED_HEADERS = `${CORS_EXPOSED_HEADERS}, Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin`;
+
 /** How long a browser may reuse a preflight's answer. */
 const PREFLIGHT_MAX_AGE_SECONDS = "600";
 
@@ -42,7 +45,10 @@ export function createCors(origins: readonly string[], routes: ReadonlySet<strin
       headers.append("vary", "Origin");
       if (origin === null || !listed.has(origin)) return;
       headers.set("access-control-allow-origin", origin);
-      headers.set("access-control-expose-headers", CORS_EXPOSED_HEADERS);
+      headers.set(
+        "access-control-expose-headers",
+        route.startsWith("/v1/") ? CORS_EXPOSED_HEADERS : RPC_EXPOSED_HEADERS,
+      );
     },
     preflight(route, methods, request) {
       const origin = request.headers.get("origin");

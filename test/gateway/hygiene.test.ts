@@ -59,6 +59,16 @@ test("Connect on the main port answers a listed origin's preflight; the feed str
   expect(pre.status).toBe(204);
   expect(pre.headers.get("access-control-allow-origin")).toBe(PAGE);
   expect(pre.headers.get("access-control-allow-headers")).toContain("connect-timeout-ms");
+  const connect = await world.app.fetch(
+    new Request("http://intake.test/intake.v1.TenantService/GetTenant", {
+      method: "POST",
+      headers: { origin: PAGE, authorization: `Bearer ${world.ownerToken}`, "content-type": "application/json" },
+      body: "{}",
+    }),
+  );
+  expect(connect.status).toBe(200);
+  expect(connect.headers.get("access-control-allow-origin")).toBe(PAGE);
+  expect(connect.headers.get("access-control-expose-headers")).toContain("Grpc-Status");
   const stream = await world.request("GET", "/v1/feed/stream", { headersOnly: true, headers: { origin: PAGE } });
   expect(stream.status).toBe(200);
   expect(stream.headers.get("access-control-allow-origin")).toBe(PAGE);
