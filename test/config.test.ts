@@ -270,3 +270,33 @@ describe("rate limits", () => {
     }
   });
 });
+
+describe("INTAKE_EXPORT_NATS_*", () => {
+  test("unset URL: no export, and the other export variables are not read", () => {
+    expect(parseConfig({ INTAKE_EXPORT_NATS_MAX_IN_FLIGHT: "0" }).exportNats).toBeNull();
+  });
+
+  test("set: the stream defaults to INTAKE, 256 in flight, a 120 s duplicate window", () => {
+    expect(parseConfig({ INTAKE_EXPORT_NATS_URL: "nats://a:4222,nats://b:4222" }).exportNats).toEqual({
+      url: "nats://a:4222,nats://b:4222",
+      stream: "INTAKE",
+      maxInFlight: 256,
+      duplicateWindowSeconds: 120,
+    });
+  });
+
+  test("a URL that is not nats:// or tls://, a stream name NATS refuses, an out-of-range window: one line each", () => {
+    const problems = problemsOf({
+      INTAKE_EXPORT_NATS_URL: "http://nats:4222",
+      INTAKE_EXPORT_NATS_STREAM: "in.take",
+      INTAKE_EXPORT_NATS_MAX_IN_FLIGHT: "0",
+      INTAKE_EXPORT_NATS_DUPLICATE_WINDOW_SECONDS: "5",
+    });
+    expect(problems.map((p) => p.split(" ")[0])).toEqual([
+      "INTAKE_EXPORT_NATS_URL",
+      "INTAKE_EXPORT_NATS_STREAM",
+      "INTAKE_EXPORT_NATS_MAX_IN_FLIGHT",
+      "INTAKE_EXPORT_NATS_DUPLICATE_WINDOW_SECONDS",
+    ]);
+  });
+});

@@ -82,7 +82,7 @@ export interface StreamOptions {
  * A short digest of the tenant id, so a cursor of one tenant is refused by another (400)
  * without revealing the tenant it belongs to. Not a secret: positions are not either.
  */
-function tenantTag(tenantId: string): string {
+export function tenantTag(tenantId: string): string {
   return createHash("sha256").update(`intake-feed:${tenantId}`).digest("hex").slice(0, 16);
 }
 
