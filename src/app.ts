@@ -320,6 +320,7 @@ export async function createApp(options: AppOptions) {
     rpc: createRpcRouter(rpc, { grpc: false }),
     apiDocs: config.apiDocs ? { version: config.version } : null,
     console: config.console,
+    corsOrigins: config.corsOrigins,
     metrics,
   });
   /**
