@@ -141,6 +141,11 @@ test("every operation, its success and main errors, agrees with /openapi.json: z
     body: { rate_limit: { limit: 0, window_seconds: 60 } },
     allowed: false,
   });
+  // A number as text is refused by both (SPEC §20: JSON numbers only).
+  await call("PATCH", `/v1/services/${service.id}`, 400, {
+    body: { rate_limit: { limit: "5", window_seconds: 60 } },
+    allowed: false,
+  });
   await call("PATCH", `/v1/services/${unknownId("svc")}`, 404, { body: { is_monitored: false } });
   await call("POST", `/v1/services/${service.id}/secret_rotations`, 201);
   await call("POST", `/v1/services/${unknownId("svc")}/secret_rotations`, 404);
