@@ -19,6 +19,8 @@ export function serviceJson(record: ServiceSummary) {
       record.rateLimitLimit === null || record.rateLimitWindowSeconds === null
         ? null
         : { limit: record.rateLimitLimit, window_seconds: record.rateLimitWindowSeconds },
+    // A list held by an older version's cache has no scheme: every service then was `stripe`.
+    signature_scheme: record.signatureScheme ?? "stripe",
   };
 }
 

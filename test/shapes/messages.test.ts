@@ -53,6 +53,7 @@ describe("list messages encode as create() would build them", () => {
     rateLimitLimit: 50,
     rateLimitWindowSeconds: 10,
     incidentAutoResolveSeconds: null,
+    signatureScheme: "stripe",
   };
 
   test("a service with every field set, and with every optional one unset", () => {

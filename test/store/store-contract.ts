@@ -80,6 +80,7 @@ export function serviceRecord(tenantId: string, overrides: Partial<ServiceRecord
     rateLimitLimit: null,
     rateLimitWindowSeconds: null,
     incidentAutoResolveSeconds: null,
+    signatureScheme: "stripe",
     ...overrides,
   };
 }

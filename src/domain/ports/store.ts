@@ -8,7 +8,15 @@ import type {
   IncidentStatus,
   Severity,
 } from "../incident-types.ts";
-import type { EventRecord, ServiceRecord, ServiceSummary, TenantRecord, TokenRecord, TokenSummary } from "../types.ts";
+import type {
+  EventRecord,
+  ServiceRecord,
+  ServiceSummary,
+  SignatureScheme,
+  TenantRecord,
+  TokenRecord,
+  TokenSummary,
+} from "../types.ts";
 import type { RateLimit } from "./rate-limiter.ts";
 
 /**
@@ -84,6 +92,7 @@ export interface ServiceChanges {
   rateLimit?: RateLimit | null;
   /** §17: null = never; else 60..2592000, validated by the domain. */
   incidentAutoResolveSeconds?: number | null;
+  signatureScheme?: SignatureScheme;
 }
 
 /**
