@@ -1,7 +1,7 @@
 /** A service's public shapes: its REST JSON and its protobuf message, from one record. */
-import type { Service } from "../../gen/intake/v1/services_pb.ts";
+import { type Service, SignatureScheme } from "../../gen/intake/v1/services_pb.ts";
 import { formatId } from "../domain/ids.ts";
-import type { ServiceSummary } from "../domain/types.ts";
+import type { SignatureScheme as Scheme, ServiceSummary } from "../domain/types.ts";
 import { isoOfMs, isoOrNull, optionalTs, ts, type Whole } from "./time.ts";
 
 /** A full record or a list's summary: never a secret, a ciphertext or the tenant. */
@@ -24,6 +24,27 @@ export function serviceJson(record: ServiceSummary) {
   };
 }
 
+const SCHEME_MESSAGES: Record<Scheme, SignatureScheme> = {
+  stripe: SignatureScheme.STRIPE,
+  standard_webhooks: SignatureScheme.STANDARD_WEBHOOKS,
+};
+
+/**
+ * A message's scheme as the domain's REST name, for the domain to judge: an unset field is
+ * `undefined` (the default on create, no change on update only when absent), anything the
+ * domain does not know (UNSPECIFIED sent explicitly, an unknown number) a name it refuses.
+ */
+export function schemeOfMessage(
+  value: SignatureScheme | undefined,
+  unsetIs: "default" | "refused",
+): string | undefined {
+  if (value === undefined) return undefined;
+  if (value === SignatureScheme.STRIPE) return "stripe";
+  if (value === SignatureScheme.STANDARD_WEBHOOKS) return "standard_webhooks";
+  if (value === SignatureScheme.UNSPECIFIED && unsetIs === "default") return undefined;
+  return SignatureScheme[value] ?? String(value);
+}
+
 export function serviceMessage(record: ServiceSummary): Service {
   const message: Whole<Service> = {
     $typeName: "intake.v1.Service",
@@ -43,6 +64,7 @@ export function serviceMessage(record: ServiceSummary): Service {
             limit: record.rateLimitLimit,
             windowSeconds: record.rateLimitWindowSeconds,
           },
+    signatureScheme: SCHEME_MESSAGES[record.signatureScheme ?? "stripe"],
   };
   return message;
 }
