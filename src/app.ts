@@ -261,6 +261,9 @@ export function createDomain(deps: {
     verifyToken: (credential) => tokens.verifyToken(credential),
     observer,
     logger,
+    maxEventBytes: config.limits.eventBytes,
+    readersPerToken: config.feedReaders.perToken,
+    readersPerTenant: config.feedReaders.perTenant,
   });
   // Audit events always have a horizon (INTAKE_AUDIT_RETENTION_DAYS, default 365); events only when set.
   const retentionTables: RetentionTable[] = [
@@ -317,6 +320,7 @@ export async function createApp(options: AppOptions) {
     rpc: createRpcRouter(rpc, { grpc: false }),
     apiDocs: config.apiDocs ? { version: config.version } : null,
     console: config.console,
+    corsOrigins: config.corsOrigins,
     metrics,
   });
   /**

@@ -97,7 +97,17 @@ describe("parseConfig", () => {
     ["INTAKE_AUDIT_RETENTION_DAYS", "0"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "3651"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "a year"],
+    ["INTAKE_FEED_READERS_PER_TOKEN", "0"],
+    ["INTAKE_FEED_READERS_PER_TOKEN", "ten"],
+    ["INTAKE_FEED_READERS_PER_TENANT", "0"],
+    ["INTAKE_FEED_READERS_PER_TENANT", "1000001"],
   ];
+  test("INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT are 10 / 100 unless set", () => {
+    expect(parseConfig({}).feedReaders).toEqual({ perToken: 10, perTenant: 100 });
+    expect(
+      parseConfig({ INTAKE_FEED_READERS_PER_TOKEN: "1", INTAKE_FEED_READERS_PER_TENANT: "1000000" }).feedReaders,
+    ).toEqual({ perToken: 1, perTenant: 1_000_000 });
+  });
   test("INTAKE_AUDIT_RETENTION_DAYS is 365 unless set, and takes 1..3650", () => {
     expect(parseConfig({}).auditRetentionDays).toBe(365);
     expect(parseConfig({ INTAKE_AUDIT_RETENTION_DAYS: "1" }).auditRetentionDays).toBe(1);

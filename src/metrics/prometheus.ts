@@ -50,7 +50,7 @@ const SIGNATURE_FAILURES: readonly SignatureFailureReason[] = [
   "no_matching_signature",
 ];
 const CACHE_RESULTS: readonly CacheLookupResult[] = ["hit", "negative_hit", "shared_hit", "miss"];
-const POLICIES: readonly RateLimitPolicy[] = ["api", "ingest"];
+const POLICIES: readonly RateLimitPolicy[] = ["api", "ingest", "feed"];
 /** Any other method a client sends is counted as `other`: the method is input, its label a closed set. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 /**

@@ -37,7 +37,8 @@ export type SignatureFailureReason =
 export type CacheLookupResult = "hit" | "negative_hit" | "shared_hit" | "miss";
 
 /** `intake_rate_limited_total{policy}`. */
-export type RateLimitPolicy = "api" | "ingest";
+/** `feed`: the cap on live feed reads per token and per tenant (docs/feed.md). */
+export type RateLimitPolicy = "api" | "ingest" | "feed";
 
 export interface Observer {
   /**

@@ -172,6 +172,12 @@ export interface EventRepo {
 export interface FeedQuery {
   after: number;
   limit: number;
+  /**
+   * At most this many payload bytes in all (docs/feed.md, "Byte budget"): the read stops before
+   * the event that would pass it, but always returns the first event however large. The store
+   * decides where to stop from the payloads' lengths alone, so it never holds more than that.
+   */
+  maxBytes?: number | undefined;
   /** Only this service's events (raw id). */
   serviceId?: string | undefined;
 }
