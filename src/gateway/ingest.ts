@@ -135,7 +135,11 @@ export function ingestOperations({ domain, limits: caps }: OperationDeps): Opera
           const result = await ingest.ingestInto(service, {
             serviceId,
             signature: request.headers.get("x-service-signature"),
-            webhook: standardWebhooksHeaders((name) => request.headers.get(name)),
+            // Read only for a service of that scheme: a stripe sender's hot path looks up one header.
+            webhook:
+              service.material.scheme === "standard_webhooks"
+                ? standardWebhooksHeaders((name) => request.headers.get(name))
+                : undefined,
             payload,
             idempotencyKey: request.headers.get("idempotency-key"),
             // The answer carries the service's RateLimit fields, whatever it is (edge.ts, finish).
