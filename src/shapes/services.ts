@@ -30,9 +30,10 @@ const SCHEME_MESSAGES: Record<Scheme, SignatureScheme> = {
 };
 
 /**
- * A message's scheme as the domain's REST name, for the domain to judge: an unset field is
- * `undefined` (the default on create, no change on update only when absent), anything the
- * domain does not know (UNSPECIFIED sent explicitly, an unknown number) a name it refuses.
+ * A message's scheme as its REST name, for the domain to judge. An absent field is `undefined`
+ * (create: the default; update: no change); UNSPECIFIED is `undefined` too where `unsetIs` is
+ * "default" (CreateService's plain enum field cannot be absent); otherwise UNSPECIFIED or an
+ * unknown number becomes a name the domain refuses with 400 invalid_request.
  */
 export function schemeOfMessage(
   value: SignatureScheme | undefined,
