@@ -50,7 +50,11 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       handle: async (call) => {
         const { record, signingSecret } = await services.createService(
           caller(call),
-          { serviceName: call.body.service_name, isMonitored: call.body.is_monitored },
+          {
+            serviceName: call.body.service_name,
+            isMonitored: call.body.is_monitored,
+            signatureScheme: call.body.signature_scheme,
+          },
           call.x.requestId,
         );
         return json(201, { ...serviceJson(record), signing_secret: signingSecret });
@@ -98,9 +102,10 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       errors: { 400: ["service_name_immutable"], 404: ["not_found"] },
       schemas: { params: IdParams, body: UpdateServiceBody, response: { 200: ServiceRecordSchema } },
       doc: {
-        summary: "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit",
+        summary:
+          "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit, switch its signature_scheme",
         description:
-          "Changes only the fields sent; an empty body or `{}` changes nothing and answers the record. `is_monitored: false` pauses ingestion (ingest answers 409 ingestion_paused); `rate_limit` sets the service's own limit, null returns it to the deployment's default. Naming `service_name` is 400 service_name_immutable.",
+          "Changes only the fields sent; an empty body or `{}` changes nothing and answers the record. `is_monitored: false` pauses ingestion (ingest answers 409 ingestion_paused); `rate_limit` sets the service's own limit, null returns it to the deployment's default; `signature_scheme` switches how senders sign (the secret keeps working). Naming `service_name` is 400 service_name_immutable.",
         tag,
       },
       exists: (call) => services.getService(caller(call), call.params.id),
@@ -112,6 +117,7 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
           call.params.id,
           {
             isMonitored: body.is_monitored,
+            signatureScheme: body.signature_scheme,
             rateLimit:
               limit === undefined || limit === null
                 ? limit

@@ -313,7 +313,12 @@ test("limits are schema keywords: names 1..80, limit an integer 1..100 (no strin
   const ingest = doc.paths["/v1/ingest/{service_id}"].post;
   const header = (name: string) => ingest.parameters.find((p: Any) => p.name === name);
   expect(header("idempotency-key").schema).toMatchObject({ minLength: 1, maxLength: 255 });
-  expect(header("x-service-signature").required).toBe(true);
+  // Each scheme's headers are optional to the document: which set is required depends on the
+  // service's signature_scheme (§19), and a missing one is the domain's 401.
+  for (const name of ["x-service-signature", "webhook-id", "webhook-timestamp", "webhook-signature"]) {
+    expect(header(name), name).toBeDefined();
+    expect(header(name).required, name).toBe(false);
+  }
 });
 
 test("every request body example in the document is accepted as it stands (2xx)", async () => {
@@ -405,7 +410,8 @@ test("descriptions keep `<...>` inside code spans, so /docs shows `t=<unix secon
     (p: Any) => p.name === "x-service-signature",
   );
   expect(signature.description).toStartWith("`t=<unix seconds>,v1=<hex>");
-  expect(signature.required).toBe(true);
+  // Which signature headers a request needs depends on the service's scheme (SPEC §19): none is required.
+  expect(signature.required).toBe(false);
 });
 
 test("formats and patterns: expires_at is date-time, target_id and {id} constrained, no string branch for integers", async () => {
