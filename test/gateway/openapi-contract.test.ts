@@ -7,6 +7,7 @@
  * headers, body) is one the document describes.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Webhook } from "standardwebhooks";
 import { createWorld, type World } from "../support/harness.ts";
 import { createContractChecker } from "../support/openapi-contract.ts";
 import { sign } from "../support/signing.ts";
@@ -178,6 +179,21 @@ test("every operation, its success and main errors, agrees with /openapi.json: z
   await call("PATCH", `/v1/services/${sender.id}`, 200, { body: { is_monitored: false } });
   await ingest(event, { "content-type": "application/json", "x-service-signature": signed(event) }, 409);
   await call("PATCH", `/v1/services/${sender.id}`, 200, { body: { is_monitored: true } });
+  // A Standard Webhooks sender (SPEC §19): its headers, then a repeated webhook-id.
+  const sw = await call("POST", "/v1/services", 201, {
+    body: { service_name: "sw-sender", signature_scheme: "standard_webhooks" },
+  });
+  const swHeaders = (id: string) => {
+    const when = new Date(world.clock.now());
+    return {
+      "content-type": "application/json",
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(when.getTime() / 1000)),
+      "webhook-signature": new Webhook(sw.signing_secret).sign(id, when, event),
+    };
+  };
+  await call("POST", `/v1/ingest/${sw.id}`, 202, { token: null, body: event, headers: swHeaders("msg_1") });
+  await call("POST", `/v1/ingest/${sw.id}`, 200, { token: null, body: event, headers: swHeaders("msg_1") });
   await call("GET", `/v1/services/${sender.id}/events?limit=5`, 200);
   await call("GET", `/v1/services/${unknownId("svc")}/events`, 404);
 
