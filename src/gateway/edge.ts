@@ -373,7 +373,7 @@ export function attachExchange(context: object, x: RestExchange): void {
 }
 
 /** A request's server span: the listener is plain HTTP; the Host header names where it was served. */
-function openSpan(tracer: Tracer, request: Request): TraceSpan {
+function openSpan(tracer: Tracer, request: Request): TraceSpan | null {
   const headers = request.headers;
   return tracer.serverSpan({
     method: request.method,

@@ -78,13 +78,14 @@ function headerValue(value: string | string[] | undefined): string | null {
 }
 
 /** A call's server span, continuing the caller's `traceparent`; an intake.v1 path names it by its RPC method. */
-function openGrpcSpan(tracer: Tracer, req: Http2ServerRequest, path: string, values: ContextValues): TraceSpan {
+function openGrpcSpan(tracer: Tracer, req: Http2ServerRequest, path: string, values: ContextValues): TraceSpan | null {
   const span = tracer.serverSpan({
     method: req.method,
     scheme: "http",
     host: headerValue(req.headers[":authority"]) ?? headerValue(req.headers.host),
     headers: (name) => headerValue(req.headers[name]),
   });
+  if (span === null) return null;
   const [, service, method] = /^\/([^/]+)\/([^/]+)$/.exec(path) ?? [];
   if (RPC_PATHS.has(path) && service !== undefined && method !== undefined) tracer.rpcCall(span, service, method);
   values.set(traceSpanKey, span);

@@ -108,7 +108,7 @@ export async function createOtelTracer(config: TracingConfig, version: string): 
   const active = (): Context => contexts.active();
 
   return {
-    serverSpan(request: ServerRequest): TraceSpan {
+    serverSpan(request: ServerRequest): TraceSpan | null {
       const parent = propagator.extract(ROOT_CONTEXT, request.headers, getter);
       const attributes: Attributes = { "http.request.method": request.method, "url.scheme": request.scheme };
       if (request.host) {
@@ -121,6 +121,9 @@ export async function createOtelTracer(config: TracingConfig, version: string): 
         } else attributes["server.address"] = request.host;
       }
       const span = tracer.startSpan(request.method, { kind: SpanKind.SERVER, attributes }, parent);
+      // Not sampled: its children would not be either (every sampler offered is parent-based or
+      // decides on the trace id), so nothing of this request is traced further.
+      if (!span.isRecording()) return null;
       const server: ServerSpan = { span, context: trace.setSpan(parent, span), method: request.method, rpcName: null };
       return server;
     },

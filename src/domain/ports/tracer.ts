@@ -30,9 +30,10 @@ export type CommitWait = object;
 export interface Tracer {
   /**
    * Opens the server span of a request at a listener, continuing the caller's trace when its
-   * W3C `traceparent` (and `tracestate`) say so.
+   * W3C `traceparent` (and `tracestate`) say so. Null when the sampler dropped it: the request
+   * is then handled as with tracing off.
    */
-  serverSpan(request: ServerRequest): TraceSpan;
+  serverSpan(request: ServerRequest): TraceSpan | null;
   /** The call is an RPC: the span is named `<service>/<method>` and carries the rpc.* attributes. */
   rpcCall(span: TraceSpan, service: string, method: string): void;
   /** The call ended with this gRPC / Connect status code (0 OK). */
