@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 import { type Config, ConfigError, describeStore, type KeyMaterial, rootCause } from "./config.ts";
 import { createAudit } from "./domain/audit.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
+import type { Exporter } from "./domain/export.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
 import { createIngest } from "./domain/ingest.ts";
@@ -20,7 +21,9 @@ import type { Store } from "./domain/ports/store.ts";
 import type { Tracer } from "./domain/ports/tracer.ts";
 import { createRetentionSweeper, type RetentionTable } from "./domain/retention.ts";
 import { createSealer } from "./domain/sealing.ts";
+import { createEventSearch } from "./domain/search.ts";
 import { createServices, type HeldServiceList, type SigningMaterial } from "./domain/services.ts";
+import { createServiceStats, createStatsAggregator, STATS_RETENTION_DAYS } from "./domain/stats.ts";
 import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
@@ -54,8 +57,12 @@ export async function openStore(config: Config): Promise<Store> {
         ? (await import("./store/postgres/store.ts")).createPostgresStore({
             url: config.database.url,
             timeoutMs: config.databaseTimeoutMs,
+            eventSearch: config.eventSearch,
           })
-        : (await import("./store/sqlite/store.ts")).createSqliteStore({ path: config.database.path });
+        : (await import("./store/sqlite/store.ts")).createSqliteStore({
+            path: config.database.path,
+            eventSearch: config.eventSearch,
+          });
     await store.migrate();
     return store;
   } catch (error) {
@@ -174,6 +181,35 @@ async function openTracer(config: Config): Promise<Tracer | null> {
   return createOtelTracer(config.tracing, config.version);
 }
 
+/**
+ * The export to NATS JetStream (SPEC §21, docs/export.md), when INTAKE_EXPORT_NATS_URL is set:
+ * the NATS client and the exporter are imported only then.
+ */
+async function openExporter(
+  config: Config,
+  deps: { store: Store; notifier: FeedNotifier; observer: Observer; logger: Logger },
+): Promise<Exporter | null> {
+  const nats = config.exportNats;
+  if (!nats) return null;
+  const [{ createExporter }, { createNatsPublisher }, { exportMessage }] = await Promise.all([
+    import("./domain/export.ts"),
+    import("./export/nats.ts"),
+    import("./export/messages.ts"),
+  ]);
+  return createExporter({
+    ...deps,
+    publisher: createNatsPublisher({
+      url: nats.url,
+      stream: nats.stream,
+      duplicateWindowMs: nats.duplicateWindowSeconds * 1000,
+      publishTimeoutMs: 5_000,
+      logger: deps.logger,
+    }),
+    encode: exportMessage,
+    options: { maxInFlight: nats.maxInFlight },
+  });
+}
+
 /** Domain only (no HTTP): what the CLI's operator commands need. */
 export function createDomain(deps: {
   store: Store;
@@ -223,6 +259,8 @@ export function createDomain(deps: {
   });
   const tenantCache = cache.namespace<TenantRecord>("tnt", { ttlMs: 60_000, negativeTtlMs: 5_000, maxEntries: 10_000 });
   const tenants = createTenants({ store, tenantCache, audit });
+  // §22: ingest outcomes counted in memory per service, added to the store on an interval.
+  const statsAggregator = createStatsAggregator({ store, clock, logger });
   const ingest = createIngest({
     store,
     signingCache,
@@ -236,6 +274,7 @@ export function createDomain(deps: {
     ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
     defaultRateLimit: config.rateLimitIngest,
     observer: deps.observer ?? noopObserver,
+    stats: statsAggregator,
     notifier,
     tracer: deps.tracer ?? null,
   });
@@ -245,6 +284,9 @@ export function createDomain(deps: {
     verifyToken: (credential) => tokens.verifyToken(credential),
     observer,
     logger,
+    maxEventBytes: config.limits.eventBytes,
+    readersPerToken: config.feedReaders.perToken,
+    readersPerTenant: config.feedReaders.perTenant,
   });
   // Audit events always have a horizon (INTAKE_AUDIT_RETENTION_DAYS, default 365); events only when set.
   const retentionTables: RetentionTable[] = [
@@ -254,6 +296,11 @@ export function createDomain(deps: {
       deleteOlderThan: (cutoff, batch) => store.audit.deleteOlderThan(cutoff, batch),
     },
   ];
+  retentionTables.push({
+    name: "service_stats",
+    days: STATS_RETENTION_DAYS,
+    deleteOlderThan: (cutoff, batch) => store.stats.deleteOlderThan(cutoff, batch),
+  });
   if (config.eventRetentionDays !== null) {
     retentionTables.push({
       name: "events",
@@ -262,7 +309,23 @@ export function createDomain(deps: {
     });
   }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
-  return { tokens, onboarding, services, tenants, ingest, feed, audit, retention, signingCache, newId };
+  const search = createEventSearch({ store, searchEnabled: config.eventSearch });
+  const serviceStats = createServiceStats({ store, clock });
+  return {
+    tokens,
+    onboarding,
+    services,
+    tenants,
+    ingest,
+    feed,
+    audit,
+    retention,
+    signingCache,
+    newId,
+    search,
+    serviceStats,
+    statsAggregator,
+  };
 }
 
 export type Domain = ReturnType<typeof createDomain>;
@@ -295,6 +358,9 @@ export async function createApp(options: AppOptions) {
     tracer,
   });
   domain.retention.start();
+  domain.statsAggregator.start();
+  const exporter = await openExporter(config, { store, notifier, observer, logger });
+  exporter?.start();
   const admission = createAdmission(
     domain.tokens,
     logger,
@@ -313,6 +379,7 @@ export async function createApp(options: AppOptions) {
     rpc: createRpcRouter(rpc, { grpc: false }),
     apiDocs: config.apiDocs ? { version: config.version } : null,
     console: config.console,
+    corsOrigins: config.corsOrigins,
     metrics,
     tracer,
   });
@@ -334,6 +401,10 @@ export async function createApp(options: AppOptions) {
     await domain.tokens.flushLastUsed();
     // Queued events are committed (and their senders answered) before the store closes.
     await domain.ingest.close();
+    // After the last outcomes are counted, before the store closes: nothing counted is lost.
+    await domain.statsAggregator.stop();
+    // After the last commits: what is acknowledged is recorded and the lease let go.
+    await exporter?.stop();
     await rateLimiter.close();
     await notifier.close();
     await cache.close();
@@ -352,6 +423,8 @@ export async function createApp(options: AppOptions) {
     /** What is serving as the cache now (`memory` while a configured Redis is unreachable). */
     cacheServing,
     domain,
+    /** The export to NATS JetStream; null when INTAKE_EXPORT_NATS_URL is unset. */
+    exporter,
     impls,
     admission,
     gateway,

@@ -8,7 +8,16 @@ import type {
   IncidentStatus,
   Severity,
 } from "../incident-types.ts";
-import type { EventRecord, ServiceRecord, ServiceSummary, TenantRecord, TokenRecord, TokenSummary } from "../types.ts";
+import type { StatsCount, StatsRow } from "../stats-types.ts";
+import type {
+  EventRecord,
+  FoundEvent,
+  ServiceRecord,
+  ServiceSummary,
+  TenantRecord,
+  TokenRecord,
+  TokenSummary,
+} from "../types.ts";
 import type { RateLimit } from "./rate-limiter.ts";
 
 /**
@@ -116,7 +125,7 @@ export interface ServiceRepo {
     rotation: SecretRotation,
     audit: AuditRecord,
   ): Promise<ServiceRecord | null>;
-  /** Deletes the service and all its events; false when it did not exist (and no record is written). */
+  /** Deletes the service with all its events, incidents and stats; false when it did not exist (and no record is written). */
   delete(tenantId: string, id: string, audit: AuditRecord): Promise<boolean>;
 }
 
@@ -158,11 +167,67 @@ export interface EventRepo {
    * idempotency keys with them, in one short transaction; resolves with how many went.
    */
   deleteOlderThan(cutoff: number, batch: number): Promise<number>;
+  /**
+   * §18 (docs/search.md): the tenant's events matching every filter given, newest first by
+   * (`receivedAt`, `id`), strictly after the keyset position `before`. `terms` (validated by
+   * domain/search.ts) must each occur, case-insensitively, as a substring of the payload text,
+   * answered from the store's own text index; never pass terms while the store was opened
+   * with `eventSearch: false` (there is no index then, and the domain answers search_disabled).
+   */
+  search(tenantId: string, query: EventSearchQuery): Promise<FoundEvent[]>;
+}
+
+/** Where a search page ends: the last row's (received_at, id); the next page is strictly older. */
+export interface SearchPosition {
+  receivedAt: number;
+  /** Raw id. */
+  id: string;
+}
+
+/** §18's filters, each optional and ANDed; ids raw, times epoch ms. */
+export interface EventSearchQuery {
+  serviceId?: string | undefined;
+  type?: string | undefined;
+  incidentId?: string | undefined;
+  /** Inclusive. */
+  receivedAfter?: number | undefined;
+  /** Exclusive. */
+  receivedBefore?: number | undefined;
+  /** 1..8 terms of at least 3 characters each (domain/search.ts). */
+  terms?: readonly string[] | undefined;
+  limit: number;
+  before?: SearchPosition | undefined;
+}
+
+/**
+ * Ingest outcomes per service per bucket (SPEC §22, docs/search.md "Service stats"). Written by
+ * each instance's in-memory aggregator on an interval, never per request.
+ */
+export interface ServiceStatsRepo {
+  /**
+   * Adds the counts (upsert-add: instances flushing the same bucket sum), in one transaction.
+   * Counts of a service that does not exist (never did, or deleted since) are dropped.
+   */
+  add(counts: ReadonlyArray<StatsCount>): Promise<void>;
+  /**
+   * The service's counts with `from <= bucket_start < to`, summed into buckets of `bucketMs`
+   * (a multiple of the stored bucket) aligned to the epoch, oldest first; nothing for a
+   * service of another tenant. Buckets without counts are absent.
+   */
+  read(tenantId: string, serviceId: string, range: { from: number; to: number; bucketMs: number }): Promise<StatsRow[]>;
+  /** Retention: deletes at most `batch` buckets starting before `cutoff`; resolves with how many went. */
+  deleteOlderThan(cutoff: number, batch: number): Promise<number>;
 }
 
 export interface FeedQuery {
   after: number;
   limit: number;
+  /**
+   * At most this many payload bytes in all (docs/feed.md, "Byte budget"): the read stops before
+   * the event that would pass it, but always returns the first event however large. The store
+   * decides where to stop from the payloads' lengths alone, so it never holds more than that.
+   */
+  maxBytes?: number | undefined;
   /** Only this service's events (raw id). */
   serviceId?: string | undefined;
 }
@@ -283,6 +348,49 @@ export interface IncidentRepo {
   deleteResolvedBefore(cutoff: number, batch: number): Promise<number>;
 }
 
+/** One thing the export publishes (SPEC §21): a committed event or incident change, at its feed position. */
+export type ExportItem =
+  | { kind: "event"; position: number; event: EventRecord }
+  | { kind: "change"; position: number; tenantId: string; change: IncidentChangeRecord };
+
+/** A page of the export's read: `items` in position order, all of them at positions up to `upTo`. */
+export interface ExportPage {
+  items: ExportItem[];
+  /**
+   * Every committed event and change with a position in (after, upTo] is in `items`: the next
+   * read starts here (gaps included). Equals `after` when nothing new was committed.
+   */
+  upTo: number;
+  /** The feed head as committed when the page was read (the lag is head minus what is acknowledged). */
+  head: number;
+}
+
+/**
+ * The export's state (docs/export.md): a lease that picks the one exporting instance, by the
+ * store's own clock (instances' clocks may disagree), and the position JetStream acknowledged.
+ */
+export interface ExportRepo {
+  /**
+   * Takes the lease `name` for `holder` until `ttlMs` from now, or renews it, unless another
+   * holder's is unexpired. Returns the stored position when `holder` holds it, else null.
+   * The first claim ever starts at position 0 (every retained event is exported).
+   */
+  claim(name: string, holder: string, ttlMs: number): Promise<number | null>;
+  /**
+   * Stores `position` and renews the lease, only while `holder` still holds it (fencing: an
+   * instance that lost its lease never moves the position). False when it no longer does.
+   */
+  advance(name: string, holder: string, position: number, ttlMs: number): Promise<boolean>;
+  /** Lets the lease go at once (a clean stop): another instance takes over without waiting. */
+  release(name: string, holder: string): Promise<void>;
+  /**
+   * Every tenant's committed events and incident changes with position > `after`, in
+   * position order, at most `limit` of them. Positions are assigned in commit order (docs/feed.md),
+   * so nothing can later be committed at or below `upTo`.
+   */
+  read(after: number, limit: number): Promise<ExportPage>;
+}
+
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
   tenants: TenantRepo;
@@ -292,6 +400,8 @@ export interface Store {
   setupCodes: SetupCodeRepo;
   audit: AuditRepo;
   incidents: IncidentRepo;
+  stats: ServiceStatsRepo;
+  exports: ExportRepo;
   /**
    * Creates a tenant and its first token in one transaction, with their audit records
    * (`tenant.create`, then `api_token.create`; actor operator for the CLI).
