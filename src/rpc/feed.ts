@@ -17,7 +17,7 @@ import type { Feed, FeedPage, StreamItem } from "../domain/feed.ts";
 import type { Logger } from "../logger.ts";
 import { eventMessage } from "../shapes/events.ts";
 import { bearerCredential } from "./admission.ts";
-import { type CallContext, principalOf } from "./context.ts";
+import { type CallContext, principalOf, streamEndKey } from "./context.ts";
 import { connectErrorFor, toConnectError } from "./errors.ts";
 import { rpcMethod } from "./method.ts";
 
@@ -41,7 +41,8 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
       const stream = await feed.openStream(
         principalOf(ctx),
         { after: req.after, serviceId: req.serviceId, start: startOf(req.start) },
-        { credential, signal: ctx.signal },
+        // A reader that stopped reading cannot take the ending error: its listener tears the call down.
+        { credential, signal: ctx.signal, onEnd: ctx.values.get(streamEndKey) },
       );
       return {
         async *[Symbol.asyncIterator]() {

@@ -16,12 +16,19 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
 import type { Tracer, TraceSpan } from "../domain/ports/tracer.ts";
 import type { Logger } from "../logger.ts";
-import { requestIdKey, traceSpanKey } from "./context.ts";
+import { requestIdKey, streamEndKey, traceSpanKey } from "./context.ts";
 import { createGrpcHealth } from "./grpc-health.ts";
 import { createGrpcReflection, REFLECTION_SERVICES } from "./grpc-reflection.ts";
 import type { Exchange, RequestObserver } from "./observe.ts";
 import { POLICY } from "./policy.ts";
 import { RPC_SERVICE_NAMES, type RpcRouterDeps, registerServices, rpcRouterOptions } from "./router.ts";
+
+/**
+ * How long a stream that must end has to flush its ending status before its HTTP/2 stream is
+ * reset: a reader that stopped reading never takes it, and SPEC §10 closes the stream within a
+ * second of a revoke, of which the end-condition check takes up to its own interval.
+ */
+export const STALLED_END_GRACE_MS = 300;
 
 /**
  * `grpc-message` in the gRPC spec's own percent-encoding: only bytes outside printable ASCII,
@@ -145,7 +152,18 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
     ...rpcRouterOptions(deps.admission, deps.limits, protocols, tracer),
     // The values the gate and the implementations note on (the principal, an ingest's service
     // and 401 reason), made per request below so the access log can read them afterwards.
-    contextValues: (req) => callValues.get(req) ?? createContextValues(),
+    contextValues: (req) => {
+      const values = callValues.get(req) ?? createContextValues();
+      const stream = (req as Http2ServerRequest).stream;
+      // A feed stream that must end: unless its status went out within the grace (its
+      // reader stopped reading), RST_STREAM(CANCEL) closes it whatever the reader does.
+      values.set(streamEndKey, () => {
+        setTimeout(() => {
+          if (!stream.closed && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+        }, STALLED_END_GRACE_MS).unref();
+      });
+      return values;
+    },
     routes: (router) => {
       registerServices(deps, protocols)(router);
       router.service(Health, health.impl);

@@ -3,9 +3,9 @@
  * Connect JSON, Connect binary, gRPC-Web (main port) and gRPC (h2c port).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import * as http2 from "node:http2";
 import { connect } from "node:net";
 import { ConnectError, createClient } from "@connectrpc/connect";
-import * as grpc from "@grpc/grpc-js";
 import { EventFeedService, FeedStart } from "../../gen/intake/v1/feed_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { FEED_PAGE_BYTES } from "../../src/domain/feed.ts";
@@ -200,7 +200,7 @@ describe("a stalled StreamFeed", () => {
     return Number(/^intake_feed_streams (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
   }
 
-  test("a Connect and a gRPC reader that never read give their slots back within 1.5 s of a revoke", async () => {
+  test("a Connect and a gRPC reader that never read give their slots back within 1.5 s of a revoke; the gRPC stream is reset (CANCEL)", async () => {
     const service = await served.world.createService("stalled");
     const reader = await served.world.mint({ name: "stalled-rpc", scope: "read_only" });
     // Connect streaming on the main port, from a socket that stops reading.
@@ -218,19 +218,23 @@ describe("a stalled StreamFeed", () => {
     );
     socket.write(frame);
     socket.pause();
-    // gRPC on the h2c port, a call that is paused at once.
-    const client = new grpc.Client(served.grpcUrl.replace("http://", ""), grpc.credentials.createInsecure());
-    const metadata = new grpc.Metadata();
-    metadata.set("authorization", `Bearer ${reader.token}`);
-    const call = client.makeServerStreamRequest(
-      "/intake.v1.EventFeedService/StreamFeed",
-      (b: Buffer) => b,
-      (b: Buffer) => b,
-      Buffer.alloc(0),
-      metadata,
-    );
+    // gRPC on the h2c port, a call whose reader is paused at once: its flow-control window fills.
+    const session = http2.connect(served.grpcUrl);
+    session.on("error", () => {});
+    const call = session.request({
+      ":method": "POST",
+      ":path": "/intake.v1.EventFeedService/StreamFeed",
+      "content-type": "application/grpc",
+      te: "trailers",
+      authorization: `Bearer ${reader.token}`,
+    });
     call.on("error", () => {});
+    call.end(new Uint8Array(5)); // one empty StreamFeedRequest
     call.pause();
+    let resetAt: number | null = null;
+    call.once("close", () => {
+      resetAt = Date.now();
+    });
     try {
       const deadline = Date.now() + 5_000;
       while ((await gauge()) !== 2 && Date.now() < deadline) await Bun.sleep(20);
@@ -252,9 +256,14 @@ describe("a stalled StreamFeed", () => {
       while ((await gauge()) !== 0 && Date.now() < revokedAt + 3_000) await Bun.sleep(20);
       expect(await gauge()).toBe(0);
       expect(Date.now() - revokedAt).toBeLessThan(1_500);
+      // The gRPC call itself is closed, not only its slot: the server reset its HTTP/2 stream
+      // though the reader never read the ending status (SPEC §10, within 1 s of the revoke).
+      while (resetAt === null && Date.now() < revokedAt + 3_000) await Bun.sleep(20);
+      expect(call.rstCode).toBe(http2.constants.NGHTTP2_CANCEL);
+      expect((resetAt ?? Number.POSITIVE_INFINITY) - revokedAt).toBeLessThan(2_000);
     } finally {
-      call.cancel();
-      client.close();
+      call.close();
+      session.destroy();
       socket.destroy();
     }
   });
