@@ -27,7 +27,8 @@ export function eventsJson(prefix: string, events: readonly EventRecord[], suffi
     const e = events[i] as EventRecord;
     const head =
       `{"id":"${formatId("evt", e.id)}","service_id":"${formatId("svc", e.serviceId)}",` +
-      `"received_at":"${isoOfMs(e.receivedAt)}","idempotency_key":${JSON.stringify(e.idempotencyKey)},"payload":`;
+      `"received_at":"${isoOfMs(e.receivedAt)}","idempotency_key":${JSON.stringify(e.idempotencyKey)},` +
+      `"type":${JSON.stringify(e.type)},"incident_id":${e.incidentId === null ? "null" : `"${formatId("inc", e.incidentId)}"`},"payload":`;
     heads[i] = head;
     total += Buffer.byteLength(head) + e.payload.byteLength + 1;
   }

@@ -234,6 +234,8 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
               idempotencyKey: e.idempotencyKey ?? null,
               payload: e.payload,
               position: 0,
+              type: e.type ?? null,
+              incidentId: e.incidentId === undefined ? null : e.incidentId.slice(4),
             },
           ],
           "",

@@ -25,7 +25,16 @@ const AnyJsonObject = t.Object(
 );
 
 export const IngestAccepted = t.Object(
-  { id: EventId, received_at: receivedAt },
+  {
+    id: EventId,
+    received_at: receivedAt,
+    dedup_key: t.Optional(t.String({ description: "§17, alert events only: the event's dedup key" })),
+    incident_id: t.Optional(
+      t.Union([t.String(), t.Null()], {
+        description: "§17, alert events only: the incident it opened or changed (inc_…); null when none was open",
+      }),
+    ),
+  },
   { description: "Stored durably", ...component("IngestAccepted") },
 );
 
@@ -43,6 +52,8 @@ export const EventRecordSchema = t.Object(
     service_id: ServiceId,
     received_at: receivedAt,
     idempotency_key: t.Union([t.String(), t.Null()]),
+    type: t.Union([t.String(), t.Null()], { description: "§18: the payload's top-level type (1..255 characters)" }),
+    incident_id: t.Union([t.String(), t.Null()], { description: "§17: the incident this alert event touched (inc_…)" }),
     payload: t.Object({}, { additionalProperties: true, description: "the stored body, embedded verbatim" }),
   },
   component("Event"),
@@ -103,7 +114,14 @@ export function ingestAnswer(impls: RpcImpls, kit: Kit, limits: Limits): IngestA
     };
     const res = await ingest.ingest(message, call);
     if (res.duplicate) return json(200, { id: res.id, received_at: iso(res.receivedAt), duplicate: true });
-    return json(202, { id: res.id, received_at: iso(res.receivedAt) });
+    if (res.dedupKey === undefined) return json(202, { id: res.id, received_at: iso(res.receivedAt) });
+    // §17: an alert event's 202 names its key and incident (null: nothing was open).
+    return json(202, {
+      id: res.id,
+      received_at: iso(res.receivedAt),
+      dedup_key: res.dedupKey,
+      incident_id: res.incidentId ?? null,
+    });
   };
 }
 

@@ -112,6 +112,8 @@ export function eventMessage(record: EventRecord): Event {
     receivedAt: ts(record.receivedAt),
     idempotencyKey: record.idempotencyKey ?? undefined,
     payload: record.payload,
+    type: record.type ?? undefined,
+    incidentId: record.incidentId === null ? undefined : formatId("inc", record.incidentId),
   });
 }
 
@@ -159,12 +161,19 @@ export function auditMessage(record: AuditRecord): AuditEvent {
 }
 
 /** Ingest's answer, once per event: a literal, like the list pages' messages. */
-export function ingestResponseMessage(rawId: string, receivedAt: number, duplicate: boolean): IngestResponse {
+export function ingestResponseMessage(
+  rawId: string,
+  receivedAt: number,
+  duplicate: boolean,
+  incident: { dedupKey: string; incidentId: string | null } | null = null,
+): IngestResponse {
   const message: Whole<IngestResponse> = {
     $typeName: "intake.v1.IngestResponse",
     id: formatId("evt", rawId),
     receivedAt: ts(receivedAt),
     duplicate,
+    dedupKey: incident?.dedupKey,
+    incidentId: incident?.incidentId == null ? undefined : formatId("inc", incident.incidentId),
   };
   return message;
 }

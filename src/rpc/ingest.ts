@@ -95,7 +95,7 @@ export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Log
         noteRefusal(context, error);
         throw error;
       }
-      return ingestResponseMessage(result.id, result.receivedAt, result.duplicate);
+      return ingestResponseMessage(result.id, result.receivedAt, result.duplicate, result.incident);
     }),
 
     listEventsPage,

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file intake/v1/ingest.proto.
  */
 export const file_intake_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEieQoNSW5nZXN0UmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIPCgdwYXlsb2FkGAMgASgMEhwKD2lkZW1wb3RlbmN5X2tleRgEIAEoCUgAiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXkiYAoOSW5nZXN0UmVzcG9uc2USCgoCaWQYASABKAkSLwoLcmVjZWl2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCWR1cGxpY2F0ZRgDIAEoCCKbAQoFRXZlbnQSCgoCaWQYASABKAkSEgoKc2VydmljZV9pZBgCIAEoCRIvCgtyZWNlaXZlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoPaWRlbXBvdGVuY3lfa2V5GAQgASgJSACIAQESDwoHcGF5bG9hZBgFIAEoDEISChBfaWRlbXBvdGVuY3lfa2V5ImUKEUxpc3RFdmVudHNSZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZjdXJzb3IYAyABKAlIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciJeChJMaXN0RXZlbnRzUmVzcG9uc2USHgoEZGF0YRgBIAMoCzIQLmludGFrZS52MS5FdmVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciIdCg9HZXRFdmVudFJlcXVlc3QSCgoCaWQYASABKAkiMwoQR2V0RXZlbnRSZXNwb25zZRIfCgVldmVudBgBIAEoCzIQLmludGFrZS52MS5FdmVudDLeAQoNSW5nZXN0U2VydmljZRI9CgZJbmdlc3QSGC5pbnRha2UudjEuSW5nZXN0UmVxdWVzdBoZLmludGFrZS52MS5Jbmdlc3RSZXNwb25zZRJJCgpMaXN0RXZlbnRzEhwuaW50YWtlLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gh0uaW50YWtlLnYxLkxpc3RFdmVudHNSZXNwb25zZRJDCghHZXRFdmVudBIaLmludGFrZS52MS5HZXRFdmVudFJlcXVlc3QaGy5pbnRha2UudjEuR2V0RXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEieQoNSW5nZXN0UmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIPCgdwYXlsb2FkGAMgASgMEhwKD2lkZW1wb3RlbmN5X2tleRgEIAEoCUgAiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXkisAEKDkluZ2VzdFJlc3BvbnNlEgoKAmlkGAEgASgJEi8KC3JlY2VpdmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglkdXBsaWNhdGUYAyABKAgSFgoJZGVkdXBfa2V5GAQgASgJSACIAQESGAoLaW5jaWRlbnRfaWQYBSABKAlIAYgBAUIMCgpfZGVkdXBfa2V5Qg4KDF9pbmNpZGVudF9pZCLhAQoFRXZlbnQSCgoCaWQYASABKAkSEgoKc2VydmljZV9pZBgCIAEoCRIvCgtyZWNlaXZlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoPaWRlbXBvdGVuY3lfa2V5GAQgASgJSACIAQESDwoHcGF5bG9hZBgFIAEoDBIRCgR0eXBlGAYgASgJSAGIAQESGAoLaW5jaWRlbnRfaWQYByABKAlIAogBAUISChBfaWRlbXBvdGVuY3lfa2V5QgcKBV90eXBlQg4KDF9pbmNpZGVudF9pZCJlChFMaXN0RXZlbnRzUmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEhIKBWxpbWl0GAIgASgFSACIAQESEwoGY3Vyc29yGAMgASgJSAGIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3IiXgoSTGlzdEV2ZW50c1Jlc3BvbnNlEh4KBGRhdGEYASADKAsyEC5pbnRha2UudjEuRXZlbnQSGAoLbmV4dF9jdXJzb3IYAiABKAlIAIgBAUIOCgxfbmV4dF9jdXJzb3IiHQoPR2V0RXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIjMKEEdldEV2ZW50UmVzcG9uc2USHwoFZXZlbnQYASABKAsyEC5pbnRha2UudjEuRXZlbnQy3gEKDUluZ2VzdFNlcnZpY2USPQoGSW5nZXN0EhguaW50YWtlLnYxLkluZ2VzdFJlcXVlc3QaGS5pbnRha2UudjEuSW5nZXN0UmVzcG9uc2USSQoKTGlzdEV2ZW50cxIcLmludGFrZS52MS5MaXN0RXZlbnRzUmVxdWVzdBodLmludGFrZS52MS5MaXN0RXZlbnRzUmVzcG9uc2USQwoIR2V0RXZlbnQSGi5pbnRha2UudjEuR2V0RXZlbnRSZXF1ZXN0GhsuaW50YWtlLnYxLkdldEV2ZW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message intake.v1.IngestRequest
@@ -70,6 +70,21 @@ export type IngestResponse = Message<"intake.v1.IngestResponse"> & {
    * @generated from field: bool duplicate = 3;
    */
   duplicate: boolean;
+
+  /**
+   * §17, an accepted alert event only: its dedup key (a trigger without one gets the event's id).
+   *
+   * @generated from field: optional string dedup_key = 4;
+   */
+  dedupKey?: string | undefined;
+
+  /**
+   * §17, an accepted alert event only: the incident it opened or changed (inc_…); unset when
+   * an acknowledge or resolve found no open incident, and for plain events.
+   *
+   * @generated from field: optional string incident_id = 5;
+   */
+  incidentId?: string | undefined;
 };
 
 /**
@@ -111,6 +126,20 @@ export type Event = Message<"intake.v1.Event"> & {
    * @generated from field: bytes payload = 5;
    */
   payload: Uint8Array;
+
+  /**
+   * §18: the payload's top-level `type` when it is a string of 1..255 characters.
+   *
+   * @generated from field: optional string type = 6;
+   */
+  type?: string | undefined;
+
+  /**
+   * §17: the incident this alert event opened or changed (inc_…).
+   *
+   * @generated from field: optional string incident_id = 7;
+   */
+  incidentId?: string | undefined;
 };
 
 /**

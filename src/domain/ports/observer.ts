@@ -9,6 +9,8 @@
  * allocation, no label hashing per call) and must never throw.
  */
 
+import type { StreamChange } from "../incident-types.ts";
+
 /**
  * `intake_ingest_events_total{outcome}`. Reported once per ingest attempt by domain/ingest.ts
  * (from its result, or the DomainError code it ends with: a refusal raised inside it is counted
@@ -63,6 +65,8 @@ export interface Observer {
   rateLimited(policy: RateLimitPolicy): void;
   /** A rate-limit decision taken in process because the shared limiter (Redis) was unreachable. */
   rateLimiterFallback(policy: RateLimitPolicy): void;
+  /** `intake_incident_changes_total{change}`: one committed incident change (§17), by an event, by hand or auto. */
+  incidentChange(change: StreamChange): void;
 }
 
 /** One answered request of a route known in advance: its status and how long it took. */
@@ -84,4 +88,5 @@ export const noopObserver: Observer = {
   feedStreams() {},
   rateLimited() {},
   rateLimiterFallback() {},
+  incidentChange() {},
 };
