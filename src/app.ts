@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Config, ConfigError, describeStore, type KeyMaterial, rootCause } from "./config.ts";
 import { createAudit } from "./domain/audit.ts";
+import { createAutoResolver } from "./domain/auto-resolve.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
@@ -248,8 +249,17 @@ export function createDomain(deps: {
       deleteOlderThan: (cutoff, batch) => store.events.deleteOlderThan(cutoff, batch),
     });
   }
+  if (config.incidentRetentionDays !== null) {
+    // Only resolved incidents go, by `resolved_at`; event retention never touches incidents (§17).
+    retentionTables.push({
+      name: "incidents",
+      days: config.incidentRetentionDays,
+      deleteOlderThan: (cutoff, batch) => store.incidents.deleteResolvedBefore(cutoff, batch),
+    });
+  }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
-  return { tokens, onboarding, services, tenants, ingest, feed, audit, retention, signingCache, newId };
+  const autoResolve = createAutoResolver({ store, clock, logger, observer, notifier });
+  return { tokens, onboarding, services, tenants, ingest, feed, audit, retention, autoResolve, signingCache, newId };
 }
 
 export type Domain = ReturnType<typeof createDomain>;
@@ -268,6 +278,8 @@ export async function createApp(options: AppOptions) {
   const notifier = await openNotifier(config, redis, logger);
   const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer, notifier });
   domain.retention.start();
+  domain.autoResolve.start();
+  metrics?.readIncidentsOpenFrom(() => store.incidents.countOpen());
   const admission = createAdmission(
     domain.tokens,
     logger,
@@ -302,6 +314,7 @@ export async function createApp(options: AppOptions) {
     closed = true;
     domain.feed.drain();
     await domain.retention.stop();
+    await domain.autoResolve.stop();
     await domain.tokens.flushLastUsed();
     // Queued events are committed (and their senders answered) before the store closes.
     await domain.ingest.close();

@@ -72,6 +72,11 @@ export interface Config {
   cacheMaxAgeMs: number;
   /** INTAKE_EVENT_RETENTION_DAYS: null keeps events forever (docs/feed.md). */
   eventRetentionDays: number | null;
+  /**
+   * INTAKE_INCIDENT_RETENTION_DAYS (1..3650): resolved incidents resolved longer ago are
+   * deleted in the background; null keeps them forever (docs/incidents.md).
+   */
+  incidentRetentionDays: number | null;
 }
 
 export interface KeyMaterial {
@@ -265,6 +270,10 @@ export function parseConfig(env: Env): Config {
       env.INTAKE_EVENT_RETENTION_DAYS === undefined || env.INTAKE_EVENT_RETENTION_DAYS === ""
         ? null
         : integer(env, "INTAKE_EVENT_RETENTION_DAYS", 0, 1, 3650, problems),
+    incidentRetentionDays:
+      env.INTAKE_INCIDENT_RETENTION_DAYS === undefined || env.INTAKE_INCIDENT_RETENTION_DAYS === ""
+        ? null
+        : integer(env, "INTAKE_INCIDENT_RETENTION_DAYS", 0, 1, 3650, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
