@@ -5,6 +5,9 @@
  * store (their routes come later). Runs on the default stack and INTAKE_TEST_STACK=postgres-redis.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { createAutoResolver } from "../../src/domain/auto-resolve.ts";
@@ -13,6 +16,7 @@ import type { IncidentRecord } from "../../src/domain/incident-types.ts";
 import { signPayload } from "../../src/domain/signing.ts";
 import { createLogger } from "../../src/logger.ts";
 import { createWorld, type World } from "../support/harness.ts";
+import { testStack } from "../support/stack.ts";
 
 let world: World;
 afterEach(() => world?.close());
@@ -286,6 +290,29 @@ describe("alert events at ingest (§17)", () => {
     const kept = await post(world, other.id, other.secret, trigger("k"));
     expect((await world.request("DELETE", `/v1/services/${svc.id}`)).status).toBe(204);
     expect((await incidents(world)).map((i) => i.id)).toEqual([raw(kept.body.incident_id)]);
+  });
+});
+
+describe.skipIf(testStack() !== "sqlite-memory")("alert events on a SQLite file (the writer worker)", () => {
+  test("concurrent triggers on one key, committed by the worker, make one incident counting every event", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "intake-incidents-"));
+    try {
+      world = await createWorld({ env: { DATABASE_URL: `sqlite:${join(dir, "intake.sqlite")}` } });
+      const svc = await world.createService();
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () => post(world, svc.id, svc.secret, trigger("k"))),
+      );
+      expect(answers.map((r) => r.status)).toEqual(Array(40).fill(202));
+      const ids = new Set(answers.map((r) => r.body.incident_id));
+      expect(ids.size).toBe(1);
+      expect(await incident(world, [...ids][0] as string)).toMatchObject({ status: "triggered", alertCount: 40 });
+      const duplicate = await post(world, svc.id, svc.secret, trigger("k"), "once");
+      await post(world, svc.id, svc.secret, trigger("k"), "once");
+      expect((await incident(world, duplicate.body.incident_id)).alertCount).toBe(41);
+    } finally {
+      await world?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
