@@ -97,7 +97,16 @@ describe("parseConfig", () => {
     ["INTAKE_AUDIT_RETENTION_DAYS", "0"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "3651"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "a year"],
+    ["INTAKE_INCIDENT_RETENTION_DAYS", "0"],
+    ["INTAKE_INCIDENT_RETENTION_DAYS", "3651"],
+    ["INTAKE_INCIDENT_RETENTION_DAYS", "90d"],
   ];
+  test("INTAKE_INCIDENT_RETENTION_DAYS keeps resolved incidents unless set, and takes 1..3650", () => {
+    expect(parseConfig({}).incidentRetentionDays).toBeNull();
+    expect(parseConfig({ INTAKE_INCIDENT_RETENTION_DAYS: "" }).incidentRetentionDays).toBeNull();
+    expect(parseConfig({ INTAKE_INCIDENT_RETENTION_DAYS: "1" }).incidentRetentionDays).toBe(1);
+    expect(parseConfig({ INTAKE_INCIDENT_RETENTION_DAYS: "3650" }).incidentRetentionDays).toBe(3650);
+  });
   test("INTAKE_AUDIT_RETENTION_DAYS is 365 unless set, and takes 1..3650", () => {
     expect(parseConfig({}).auditRetentionDays).toBe(365);
     expect(parseConfig({ INTAKE_AUDIT_RETENTION_DAYS: "1" }).auditRetentionDays).toBe(1);
