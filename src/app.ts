@@ -25,8 +25,7 @@ import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
 import { escapedErrorHandler } from "./gateway/errors.ts";
-import { createGateway, loggedGateway, loggedNativeRoutes } from "./gateway/gateway.ts";
-import { healthBody, nativeHealthRoutes } from "./gateway/health.ts";
+import { createGateway } from "./gateway/gateway.ts";
 import type { Logger } from "./logger.ts";
 import { createPrometheusMetrics } from "./metrics/prometheus.ts";
 import { createLocalNotifier } from "./notify/local.ts";
@@ -289,10 +288,12 @@ export async function createApp(options: AppOptions) {
   const { limits } = config;
   const rpc = { impls, admission, limits };
   const gateway = await createGateway({
-    impls,
+    domain,
     admission,
     limits,
     logger,
+    requests,
+    version: config.version,
     rpc: createRpcRouter(rpc, { grpc: false }),
     apiDocs: config.apiDocs ? { version: config.version } : null,
     console: config.console,
@@ -301,13 +302,12 @@ export async function createApp(options: AppOptions) {
   /**
    * The gRPC (h2c) listener on `port` (0: an ephemeral one); serve.ts starts it on config.grpcPort.
    * Loaded only when it listens (INTAKE_GRPC_PORT=0 never loads it): node:http2 and
-   * connect-node hold ~0.7 MB (5,700 objects) of the ~6.6 MB the modules of app.ts do, and a
-   * larger heap makes every request dearer (bench/README.md, "What the scenario-2 gap is made of").
+   * connect-node are a large part of the heap app.ts's modules make, and a larger heap makes
+   * every request dearer (bench scenario 2).
    */
   const listenGrpcOn = async (port: number) =>
     (await import("./rpc/grpc-server.ts")).listenGrpc(rpc, { port, host: config.host, logger, requests });
 
-  const fetch = loggedGateway(gateway, requests);
   let closed = false;
   async function close(): Promise<void> {
     if (closed) return;
@@ -339,16 +339,13 @@ export async function createApp(options: AppOptions) {
     gateway,
     /** What the domain and the listeners report to (the no-op one with INTAKE_METRICS=false). */
     observer,
-    /** Every request through the gateway, with its metrics and access-log line. */
-    fetch,
+    /** Every request of the main port, through the gateway (the edge's steps: gateway/edge.ts). */
+    fetch: gateway.fetch,
     /**
-     * Bun.serve `routes` served without the gateway's dispatch: the health probe, the read
-     * lane's reads and the ingest lane's POST.
+     * Bun.serve `routes`: the operations declared `native` (the health probe, the hot reads,
+     * ingest), through the same edge steps without Elysia's dispatch.
      */
-    nativeRoutes: {
-      ...nativeHealthRoutes(await healthBody(impls), requests),
-      ...loggedNativeRoutes(gateway, requests),
-    },
+    nativeRoutes: gateway.nativeRoutes(),
     /** Bun.serve `error`: whatever escapes the handlers is a 500 in the contract's shape. */
     onEscapedError: escapedErrorHandler(logger),
     listenGrpc: listenGrpcOn,

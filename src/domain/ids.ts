@@ -30,8 +30,8 @@ export function createIdGenerator(now: () => number = Date.now): () => string {
       lastMs = ms;
       counter = 0;
     }
-    // Web Crypto, not node:crypto's randomFillSync: the same CSPRNG at about a tenth of the
-    // cost per call in Bun (0.04 vs 0.5 µs), and every ingested event pays it for its id.
+    // Web Crypto, not node:crypto's randomFillSync: the same CSPRNG, much cheaper per call in
+    // Bun, and every ingested event pays it for its id (bench scenario 3).
     crypto.getRandomValues(randomTail);
     bytes[0] = (ms / 2 ** 40) & 0xff;
     bytes[1] = (ms / 2 ** 32) & 0xff;
@@ -52,7 +52,7 @@ const REQUEST_ID_BATCH = 256;
  * Request ids: `req_` + 32 hex of a random UUIDv4 without dashes (docs/api.md). Every response
  * carries a fresh one, so they are made 256 at a time: one CSPRNG call and one native hex
  * encoding per batch instead of a clock read, a CSPRNG call and an encoding per request (the
- * health probe's CPU per request: bench/README.md, scenario 1). They are not time-ordered:
+ * health probe's CPU per request: bench scenario 1). They are not time-ordered:
  * nothing sorts by them, and the access log and audit events carry their own time.
  */
 export function createRequestIdGenerator(): () => string {

@@ -69,6 +69,12 @@ export interface IngestInput {
   onRateLimit?: ((decision: RateDecision) => void) | undefined;
 }
 
+/** A service an event may be sent to, found by `admitService` before the body is read. */
+export interface AdmittedService {
+  readonly rawId: string;
+  readonly material: SigningMaterial;
+}
+
 export interface IngestResult {
   /** Raw 32 hex (the event's, or the first event's for a duplicate). */
   id: string;
@@ -186,10 +192,12 @@ export function createIngest(deps: IngestDeps) {
   }
 
   /**
-   * The 401 for a service that cannot be ingested into, decided before its body is read
-   * (docs/ingest.md allows it): garbage ids cost no body transfer. Synchronous on a cache hit.
+   * The service an event names, found before its body is read (docs/ingest.md allows it):
+   * garbage ids and unknown services cost no body transfer, and `ingestInto` then verifies
+   * against what was found, without parsing the id or looking the service up again. The 401
+   * for one that cannot be ingested into. Synchronous on a cache hit.
    */
-  function admitService(serviceId: string): void | Promise<void> {
+  function admitService(serviceId: string): AdmittedService | Promise<AdmittedService> {
     const rawId = parseId("svc", serviceId);
     if (rawId === null) throw refused(invalidSignature("unknown_service"));
     let found: ReturnType<typeof material>;
@@ -202,6 +210,7 @@ export function createIngest(deps: IngestDeps) {
       return found.then(
         (m) => {
           if (m === null) throw refused(invalidSignature("unknown_service"));
+          return { rawId, material: m };
         },
         (error: unknown) => {
           throw refused(error);
@@ -209,6 +218,7 @@ export function createIngest(deps: IngestDeps) {
       );
     }
     if (found === null) throw refused(invalidSignature("unknown_service"));
+    return { rawId, material: found };
   }
 
   /** The 413 of a body the edge stopped reading at the limit, counted like any other refusal. */
@@ -376,19 +386,34 @@ export function createIngest(deps: IngestDeps) {
     return accept(input, rawId, found instanceof Promise ? await found : found);
   }
 
-  /**
-   * Resolves once the event is committed (durable), or with the first event of its
-   * Idempotency-Key. Every attempt is counted once, by its outcome.
-   */
-  async function ingest(input: IngestInput): Promise<IngestResult> {
+  /** Counts the attempt by its outcome. */
+  async function counted(attempted: () => Promise<IngestResult>): Promise<IngestResult> {
     let result: IngestResult;
     try {
-      result = await attempt(input);
+      result = await attempted();
     } catch (error) {
       throw refused(error);
     }
     observer.ingestOutcome(result.duplicate ? "duplicate" : "accepted");
     return result;
+  }
+
+  /**
+   * Resolves once the event is committed (durable), or with the first event of its
+   * Idempotency-Key. Every attempt is counted once, by its outcome.
+   */
+  function ingest(input: IngestInput): Promise<IngestResult> {
+    return counted(() => attempt(input));
+  }
+
+  /** `ingest` for a service `admitService` found (the REST edge, which admits before reading the body). */
+  function ingestInto(service: AdmittedService, input: IngestInput): Promise<IngestResult> {
+    return counted(async () => {
+      if (input.payload.length > deps.maxEventBytes) {
+        throw new DomainError("payload_too_large", `The body is larger than ${deps.maxEventBytes} bytes.`);
+      }
+      return accept(input, service.rawId, service.material);
+    });
   }
 
   async function listEvents(principal: Principal, serviceId: string, request: PageRequest): Promise<Page<EventRecord>> {
@@ -406,7 +431,7 @@ export function createIngest(deps: IngestDeps) {
     await committer?.drain();
   }
 
-  return { ingest, admitService, payloadTooLarge, listEvents, close };
+  return { ingest, admitService, ingestInto, payloadTooLarge, listEvents, close };
 }
 
 export type Ingest = ReturnType<typeof createIngest>;

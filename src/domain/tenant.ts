@@ -27,7 +27,7 @@ export function createTenants(deps: TenantDeps) {
 
   /** Synchronous while the tenant is cached (maybe.ts): every authenticated GET /v1/tenant reads it. */
   function getTenant(principal: Principal): Maybe<TenantRecord> {
-    // A store round trip was the largest cost of GET /v1/tenant (bench/README.md).
+    // A store round trip was the largest cost of GET /v1/tenant (bench scenario 2).
     // `!== undefined`, not `??`: a cached "does not exist" (null) is an answer too, and asking
     // getOrLoad again would count one lookup twice (docs/operations.md).
     const peeked = tenantCache.peek(principal.tenantId);

@@ -1,21 +1,9 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { Elysia } from "elysia";
-import {
-  CreateApiTokenRequestSchema,
-  GetApiTokenRequestSchema,
-  ListApiTokensRequestSchema,
-  RevokeApiTokenRequestSchema,
-} from "../../gen/intake/v1/api_tokens_pb.ts";
-import { andThen } from "../domain/maybe.ts";
+/** The API token operations (docs/api.md "API tokens"). */
 import { connectErrorFor } from "../rpc/errors.ts";
-import type { RpcImpls } from "../rpc/impls.ts";
-import { ELYSIA_SETTINGS, json } from "./http.ts";
-import type { Kit } from "./kit.ts";
-import { okJson, type ReadRoute } from "./read-lane.ts";
-import { bearerSecurity } from "./responses.ts";
+import { tokenJson } from "../shapes/tokens.ts";
+import { json } from "./http.ts";
+import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
 import { ApiTokenRecord, CreateApiTokenBody, CreatedApiToken, IdParams, listOf, TokenPageQuery } from "./schemas.ts";
-import { tokenJson } from "./serialize.ts";
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
@@ -48,97 +36,61 @@ function expiresAtMs(value: string | null | undefined): number | null {
   return ms;
 }
 
-/** GET /v1/api_tokens and GET /v1/api_tokens/:id, for the gateway's routes and the read lane. */
-export function apiTokenReads(impls: RpcImpls): { list: ReadRoute; get: ReadRoute } {
-  const { apiTokens } = impls;
-  return {
-    list: {
+export function apiTokenOperations({ domain }: OperationDeps): Operation[] {
+  const { tokens } = domain;
+  const tag = "API tokens";
+  return [
+    operation({
+      method: "POST",
       path: "/v1/api_tokens",
-      method: "intake.v1.ApiTokenService/ListApiTokens",
-      query: "tokenPage",
-      answer: (call, { limit, cursor, include_revoked }) =>
-        andThen(
-          apiTokens.listApiTokens(
-            create(ListApiTokensRequestSchema, { limit, cursor, includeRevoked: include_revoked ?? false }),
-            call,
-          ),
-          (res) => JSON.stringify({ data: res.data.map(tokenJson), next_cursor: res.nextCursor ?? null }),
-        ),
-    },
-    get: {
-      path: "/v1/api_tokens/:id",
-      method: "intake.v1.ApiTokenService/GetApiToken",
-      query: "none",
-      answer: (call, { id }) =>
-        andThen(apiTokens.getApiToken(create(GetApiTokenRequestSchema, { id }), call), (res) =>
-          JSON.stringify(tokenJson(res.apiToken!)),
-        ),
-    },
-  };
-}
-
-export function apiTokenRoutes(impls: RpcImpls, kit: Kit, reads: ReturnType<typeof apiTokenReads>) {
-  const { apiTokens } = impls;
-  const tags = ["API tokens"];
-  return new Elysia({ ...ELYSIA_SETTINGS, name: "api-tokens" })
-    .use(kit.plugin)
-    .post(
-      "/v1/api_tokens",
-      async ({ call, body }) => {
-        const expiresAt = expiresAtMs(body.expires_at);
-        const res = await apiTokens.createApiToken(
-          create(CreateApiTokenRequestSchema, {
-            name: body.name,
-            scope: body.scope,
-            role: body.role,
-            expiresAt: expiresAt === null ? undefined : timestampFromMs(expiresAt),
-          }),
-          call,
+      rpc: "intake.v1.ApiTokenService/CreateApiToken",
+      body: "json",
+      errors: { 403: ["role_escalation"] },
+      schemas: { body: CreateApiTokenBody, response: { 201: CreatedApiToken } },
+      doc: { summary: "Mint a token (its credential is shown only here)", tag },
+      handle: async (call) => {
+        const { body } = call;
+        const { record, token } = await tokens.issueToken(
+          caller(call),
+          { name: body.name, scope: body.scope, role: body.role, expiresAt: expiresAtMs(body.expires_at) },
+          call.x.requestId,
         );
-        return json(201, { ...tokenJson(res.apiToken!), token: res.token });
+        return json(201, { ...tokenJson(record), token });
       },
-      {
-        withBody: { method: "intake.v1.ApiTokenService/CreateApiToken" },
-        body: CreateApiTokenBody,
-        response: { 201: CreatedApiToken },
-        detail: { summary: "Mint a token (its credential is shown only here)", tags, security: bearerSecurity },
+    }),
+    operation({
+      method: "GET",
+      path: "/v1/api_tokens",
+      rpc: "intake.v1.ApiTokenService/ListApiTokens",
+      native: "tokenPage",
+      errors: { 400: ["invalid_request"] },
+      schemas: { query: TokenPageQuery, response: { 200: listOf(ApiTokenRecord, "ApiTokenList") } },
+      doc: { summary: "List tokens, newest first", tag },
+      handle: async (call) => {
+        const { limit, cursor, include_revoked } = call.query;
+        const page = await tokens.listTokens(caller(call), { limit, cursor, includeRevoked: include_revoked ?? false });
+        return json(200, { data: page.items.map(tokenJson), next_cursor: page.nextCursor });
       },
-    )
-    .get(
-      reads.list.path,
-      ({ call, query }) =>
-        andThen(
-          reads.list.answer(call, { limit: query.limit, cursor: query.cursor, include_revoked: query.include_revoked }),
-          okJson,
-        ),
-      {
-        bearer: reads.list.method,
-        query: TokenPageQuery,
-        response: { 200: listOf(ApiTokenRecord, "ApiTokenList") },
-        detail: { summary: "List tokens, newest first", tags, security: bearerSecurity },
-      },
-    )
-    .get(reads.get.path, ({ call, params }) => andThen(reads.get.answer(call, { id: params.id }), okJson), {
-      bearer: reads.get.method,
-      params: IdParams,
-      response: { 200: ApiTokenRecord },
-      detail: { summary: "Get a token's record (never its credential)", tags, security: bearerSecurity },
-    })
-    .delete(
-      "/v1/api_tokens/:id",
-      async ({ call, params }) => {
-        const res = await apiTokens.revokeApiToken(create(RevokeApiTokenRequestSchema, { id: params.id }), call);
-        return json(200, tokenJson(res.apiToken!));
-      },
-      {
-        bearer: "intake.v1.ApiTokenService/RevokeApiToken",
-        params: IdParams,
-        response: { 200: ApiTokenRecord },
-        detail: {
-          summary: "Revoke a token (idempotent; refused for the last active owner read_write token)",
-          tags,
-          security: bearerSecurity,
-        },
-      },
-    );
+    }),
+    operation({
+      method: "GET",
+      path: "/v1/api_tokens/:id",
+      rpc: "intake.v1.ApiTokenService/GetApiToken",
+      native: "none",
+      errors: { 404: ["not_found"] },
+      schemas: { params: IdParams, response: { 200: ApiTokenRecord } },
+      doc: { summary: "Get a token's record (never its credential)", tag },
+      handle: async (call) => json(200, tokenJson(await tokens.getToken(caller(call), call.params.id))),
+    }),
+    operation({
+      method: "DELETE",
+      path: "/v1/api_tokens/:id",
+      rpc: "intake.v1.ApiTokenService/RevokeApiToken",
+      errors: { 403: ["role_escalation"], 404: ["not_found"], 409: ["last_owner_token"] },
+      schemas: { params: IdParams, response: { 200: ApiTokenRecord } },
+      doc: { summary: "Revoke a token (idempotent; refused for the last active owner read_write token)", tag },
+      handle: async (call) =>
+        json(200, tokenJson(await tokens.revokeToken(caller(call), call.params.id, call.x.requestId))),
+    }),
+  ];
 }

@@ -1,38 +1,29 @@
-import { create } from "@bufbuild/protobuf";
-import { Elysia } from "elysia";
-import { ListAuditEventsRequestSchema } from "../../gen/intake/v1/audit_pb.ts";
-import type { RpcImpls } from "../rpc/impls.ts";
-import { ELYSIA_SETTINGS, json } from "./http.ts";
-import type { Kit } from "./kit.ts";
-import { bearerSecurity } from "./responses.ts";
+/** The audit log's operation (docs/api.md "Audit log"). */
+import { auditJson } from "../shapes/audit.ts";
+import { json } from "./http.ts";
+import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
 import { AuditEventRecord, AuditPageQuery, listOf } from "./schemas.ts";
-import { auditJson } from "./serialize.ts";
 
-export function auditRoutes(impls: RpcImpls, kit: Kit) {
-  const { audit } = impls;
-  return new Elysia({ ...ELYSIA_SETTINGS, name: "audit" }).use(kit.plugin).get(
-    "/v1/audit_events",
-    async ({ call, query }) => {
-      const res = await audit.listAuditEvents(
-        create(ListAuditEventsRequestSchema, {
+export function auditOperations({ domain }: OperationDeps): Operation[] {
+  const { audit } = domain;
+  return [
+    operation({
+      method: "GET",
+      path: "/v1/audit_events",
+      rpc: "intake.v1.AuditService/ListAuditEvents",
+      errors: { 400: ["invalid_request"] },
+      schemas: { query: AuditPageQuery, response: { 200: listOf(AuditEventRecord, "AuditEventList") } },
+      doc: { summary: "List audit events, newest first (owner or admin in role_based mode)", tag: "Audit log" },
+      handle: async (call) => {
+        const { query } = call;
+        const page = await audit.listAuditEvents(caller(call), {
           limit: query.limit,
           cursor: query.cursor,
           action: query.action,
           targetId: query.target_id,
-        }),
-        call,
-      );
-      return json(200, { data: res.data.map(auditJson), next_cursor: res.nextCursor ?? null });
-    },
-    {
-      bearer: "intake.v1.AuditService/ListAuditEvents",
-      query: AuditPageQuery,
-      response: { 200: listOf(AuditEventRecord, "AuditEventList") },
-      detail: {
-        summary: "List audit events, newest first (owner or admin in role_based mode)",
-        tags: ["Audit log"],
-        security: bearerSecurity,
+        });
+        return json(200, { data: page.items.map(auditJson), next_cursor: page.nextCursor });
       },
-    },
-  );
+    }),
+  ];
 }

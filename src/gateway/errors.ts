@@ -3,10 +3,10 @@
  * rpc layer carry the REST code; its HTTP status comes from the one table in rpc/errors.ts.
  */
 import { ConnectError } from "@connectrpc/connect";
-import type { ErrorCode, FieldIssue } from "../domain/errors.ts";
+import { DomainError, type ErrorCode, type FieldIssue } from "../domain/errors.ts";
 import { createRequestIdGenerator } from "../domain/ids.ts";
 import type { Logger } from "../logger.ts";
-import { ERROR_TABLE, INTERNAL_MESSAGE, restErrorOf } from "../rpc/errors.ts";
+import { ERROR_TABLE, INTERNAL_MESSAGE, restErrorOf, toConnectError } from "../rpc/errors.ts";
 import { errorBody, json, REQUEST_ID_HEADER } from "./http.ts";
 
 const WWW_AUTHENTICATE: Partial<Record<ErrorCode, string>> = {
@@ -57,11 +57,15 @@ export function validationIssues(error: unknown): FieldIssue[] {
   return issues.length > 0 ? issues : [{ field: "body", message: "does not match the schema" }];
 }
 
+/**
+ * The answer to whatever a step of the edge raised: a domain error or a ConnectError of ours
+ * keeps its code (its status from the one table, rpc/errors.ts); anything else is logged with
+ * its cause and the request id, and answered with the fixed 500.
+ */
 export function responseForError(error: unknown, requestId: string, logger: Logger): Response {
-  if (error instanceof ConnectError) {
-    const rest = restErrorOf(error);
-    if (rest) return errorResponse(rest.code, rest.message, requestId, rest.details);
-  }
+  const rest =
+    error instanceof DomainError || error instanceof ConnectError ? restErrorOf(toConnectError(error, logger)) : null;
+  if (rest) return errorResponse(rest.code, rest.message, requestId, rest.details);
   logger.error("unhandled error in gateway", { request_id: requestId, error });
   return errorResponse("internal_error", INTERNAL_MESSAGE, requestId);
 }

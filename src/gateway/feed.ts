@@ -1,23 +1,19 @@
 /**
- * The feed routes (docs/feed.md): `GET /v1/feed` (pages and long polls), `GET /v1/feed/stream`
- * (Server-Sent Events) and `GET /v1/events/{id}`. Events are written as bytes around each
- * stored payload, which is embedded verbatim, never re-serialized (event-json.ts, as the
- * events listing does).
+ * The feed operations (docs/feed.md): `GET /v1/feed` (pages and long polls), `GET /v1/feed/stream`
+ * (Server-Sent Events) and `GET /v1/events/{id}`. Events are written by the one event writer
+ * (shapes/events.ts), each stored payload embedded verbatim.
  */
-import { create } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
-import { Elysia, t } from "elysia";
-import { FeedStart, ListFeedRequestSchema, StreamFeedRequestSchema } from "../../gen/intake/v1/feed_pb.ts";
-import { GetEventRequestSchema } from "../../gen/intake/v1/ingest_pb.ts";
+import { t } from "elysia";
+import type { StreamItem } from "../domain/feed.ts";
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT_SECONDS } from "../domain/feed.ts";
 import type { EventRecord } from "../domain/types.ts";
-import { restErrorOf } from "../rpc/errors.ts";
-import type { RpcImpls } from "../rpc/impls.ts";
-import { eventsJson } from "./event-json.ts";
-import { ELYSIA_SETTINGS, JSON_TYPE } from "./http.ts";
+import type { Logger } from "../logger.ts";
+import { bearerCredential } from "../rpc/admission.ts";
+import { restErrorOf, toConnectError } from "../rpc/errors.ts";
+import { eventPageJson, eventsJson } from "../shapes/events.ts";
+import { JSON_TYPE } from "./http.ts";
 import { EventRecordSchema } from "./ingest.ts";
-import type { Kit } from "./kit.ts";
-import { bearerSecurity } from "./responses.ts";
+import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
 import { component, IdParams, ServiceId } from "./schemas.ts";
 
 const utf8 = new TextEncoder();
@@ -59,12 +55,6 @@ const FeedPageSchema = t.Object(
   component("FeedPage"),
 );
 
-function startOf(start: string | undefined): FeedStart {
-  if (start === "latest") return FeedStart.LATEST;
-  if (start === "earliest") return FeedStart.EARLIEST;
-  return FeedStart.UNSPECIFIED;
-}
-
 /** An SSE message or comment. */
 function sse(text: string): Uint8Array {
   return utf8.encode(text);
@@ -92,93 +82,120 @@ function sseEvent(cursor: string, event: EventRecord): Uint8Array {
   return message;
 }
 
-export function feedRoutes(impls: RpcImpls, kit: Kit) {
-  const { feed, ingest } = impls;
-  return new Elysia({ ...ELYSIA_SETTINGS, name: "feed" })
-    .use(kit.plugin)
-    .get(
-      "/v1/feed",
-      async ({ call, request, query }) => {
-        const page = await feed.listFeedPage(
-          create(ListFeedRequestSchema, {
+/** The SSE body of an open stream: its items as they are pulled, then `event: end` with the reason. */
+function sseBody(stream: AsyncGenerator<StreamItem, void, undefined>, logger: Logger): ReadableStream<Uint8Array> {
+  // highWaterMark 0: the next event is read from the store only once the socket took the
+  // previous one, so a slow reader holds at most one store page (docs/feed.md).
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controller.enqueue(sse(": stream open\n\n"));
+      },
+      async pull(controller) {
+        try {
+          const next = await stream.next();
+          if (next.done) {
+            controller.close();
+            return;
+          }
+          const item = next.value;
+          if (item.kind === "keep_alive") {
+            controller.enqueue(sse(": keep-alive\n\n"));
+            return;
+          }
+          controller.enqueue(sseEvent(item.item.cursor, item.item.event));
+        } catch (error) {
+          // Why the stream ended, for readers that look; then the connection closes.
+          const rest = restErrorOf(toConnectError(error, logger));
+          const reason = rest ?? { code: "internal_error", message: "The stream ended." };
+          controller.enqueue(
+            sse(`event: end\ndata: ${JSON.stringify({ error: { code: reason.code, message: reason.message } })}\n\n`),
+          );
+          await stream.return(undefined);
+          controller.close();
+        }
+      },
+      async cancel() {
+        await stream.return(undefined);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
+  const { feed } = domain;
+  const tag = "Feed";
+  return [
+    operation({
+      method: "GET",
+      path: "/v1/feed",
+      rpc: "intake.v1.EventFeedService/ListFeed",
+      errors: { 400: ["invalid_request"], 404: ["not_found"] },
+      schemas: { query: FeedQuery, response: { 200: FeedPageSchema } },
+      doc: {
+        summary: "Read the tenant's feed, oldest first, from a cursor (a long poll with `wait`)",
+        description:
+          "Every event of the tenant has one position; a reader resuming from the last next_cursor never misses " +
+          "an event and never sees one twice (docs/feed.md). A cursor of another tenant is 400.",
+        tag,
+      },
+      handle: async (call) => {
+        const { query } = call;
+        const page = await feed.listFeed(
+          caller(call),
+          {
             after: query.after,
             limit: query.limit,
             serviceId: query.service_id,
-            start: startOf(query.start),
+            start: query.start,
             waitSeconds: query.wait,
-          }),
-          { values: call.values, signal: request.signal, requestHeader: request.headers },
+          },
+          call.request.signal,
         );
-        const body = eventsJson('{"data":[', page.events, `],"next_cursor":${JSON.stringify(page.nextCursor)}}`);
-        return new Response(body, { status: 200, headers: { "content-type": JSON_TYPE } });
+        return new Response(eventPageJson(page.events, page.nextCursor), { headers: { "content-type": JSON_TYPE } });
       },
-      {
-        bearer: "intake.v1.EventFeedService/ListFeed",
-        query: FeedQuery,
-        response: { 200: FeedPageSchema },
-        detail: {
-          summary: "Read the tenant's feed, oldest first, from a cursor (a long poll with `wait`)",
-          description:
-            "Every event of the tenant has one position; a reader resuming from the last next_cursor never misses " +
-            "an event and never sees one twice (docs/feed.md). A cursor of another tenant is 400.",
-          tags: ["Feed"],
-          security: bearerSecurity,
+    }),
+    operation({
+      method: "GET",
+      path: "/v1/feed/stream",
+      rpc: "intake.v1.EventFeedService/StreamFeed",
+      errors: { 400: ["invalid_request"], 404: ["not_found"] },
+      schemas: {
+        query: StreamQuery,
+        response: {
+          200: t.String({
+            description:
+              "text/event-stream: per event `id: <cursor>`, `event: event`, `data: <event JSON>`; `: keep-alive` comments; " +
+              "a last `event: end` says why the stream ended",
+          }),
         },
       },
-    )
-    .get(
-      "/v1/feed/stream",
-      async ({ call, request, query }) => {
+      doc: {
+        summary: "Follow the tenant's feed live (Server-Sent Events; resume with Last-Event-ID)",
+        tag,
+        parameters: [
+          {
+            name: "Last-Event-ID",
+            in: "header",
+            required: false,
+            description: "the last event's id (a cursor); wins over `after`",
+            schema: { type: "string" },
+          },
+        ],
+      },
+      handle: async (call) => {
+        const { request, query } = call;
         // EventSource clients resend the last id on reconnect: it wins over `after`.
         const lastEventId = request.headers.get("last-event-id");
+        // The stream re-verifies the caller's token while it lasts (docs/feed.md).
+        const credential = bearerCredential(request.headers.get("authorization")) ?? "";
         const stream = await feed.openStream(
-          create(StreamFeedRequestSchema, {
-            after: lastEventId ? lastEventId : query.after,
-            serviceId: query.service_id,
-            start: startOf(query.start),
-          }),
-          { values: call.values, signal: request.signal, requestHeader: request.headers },
+          caller(call),
+          { after: lastEventId ? lastEventId : query.after, serviceId: query.service_id, start: query.start },
+          { credential, signal: request.signal },
         );
-        const iterator = stream[Symbol.asyncIterator]();
-        // highWaterMark 0: the next event is read from the store only once the socket took
-        // the previous one, so a slow reader holds at most one store page (docs/feed.md).
-        const body = new ReadableStream<Uint8Array>(
-          {
-            start(controller) {
-              controller.enqueue(sse(": stream open\n\n"));
-            },
-            async pull(controller) {
-              try {
-                const next = await iterator.next();
-                if (next.done) {
-                  controller.close();
-                  return;
-                }
-                const item = next.value;
-                if (item.kind === "keep_alive") {
-                  controller.enqueue(sse(": keep-alive\n\n"));
-                  return;
-                }
-                controller.enqueue(sseEvent(item.item.cursor, item.item.event));
-              } catch (error) {
-                // Why the stream ended, for readers that look; then the connection closes.
-                const rest = error instanceof ConnectError ? restErrorOf(error) : null;
-                const reason = rest ?? { code: "internal_error", message: "The stream ended." };
-                controller.enqueue(
-                  sse(
-                    `event: end\ndata: ${JSON.stringify({ error: { code: reason.code, message: reason.message } })}\n\n`,
-                  ),
-                );
-                controller.close();
-              }
-            },
-            async cancel() {
-              await iterator.return?.(undefined);
-            },
-          },
-          { highWaterMark: 0 },
-        );
-        return new Response(body, {
+        return new Response(sseBody(stream, logger), {
           status: 200,
           headers: {
             "content-type": "text/event-stream; charset=utf-8",
@@ -188,65 +205,18 @@ export function feedRoutes(impls: RpcImpls, kit: Kit) {
           },
         });
       },
-      {
-        bearer: "intake.v1.EventFeedService/StreamFeed",
-        query: StreamQuery,
-        response: {
-          200: t.String({
-            description:
-              "text/event-stream: per event `id: <cursor>`, `event: event`, `data: <event JSON>`; `: keep-alive` comments; " +
-              "a last `event: end` says why the stream ended",
-          }),
-        },
-        detail: {
-          summary: "Follow the tenant's feed live (Server-Sent Events; resume with Last-Event-ID)",
-          tags: ["Feed"],
-          security: bearerSecurity,
-          parameters: [
-            {
-              name: "Last-Event-ID",
-              in: "header",
-              required: false,
-              description: "the last event's id (a cursor); wins over `after`",
-              schema: { type: "string" },
-            },
-          ],
-        },
+    }),
+    operation({
+      method: "GET",
+      path: "/v1/events/:id",
+      rpc: "intake.v1.IngestService/GetEvent",
+      errors: { 404: ["not_found"] },
+      schemas: { params: IdParams, response: { 200: EventRecordSchema } },
+      doc: { summary: "Get one stored event", tag },
+      handle: async (call) => {
+        const event = await feed.getEvent(caller(call), call.params.id);
+        return new Response(eventsJson("", [event], ""), { headers: { "content-type": JSON_TYPE } });
       },
-    )
-    .get(
-      "/v1/events/:id",
-      async ({ call, params }) => {
-        const res = await ingest.getEvent(create(GetEventRequestSchema, { id: params.id }), call);
-        const e = res.event;
-        if (!e) throw new Error("GetEvent answered without an event");
-        const receivedAt = e.receivedAt
-          ? Number(e.receivedAt.seconds) * 1000 + Math.floor(e.receivedAt.nanos / 1e6)
-          : 0;
-        const body = eventsJson(
-          "",
-          [
-            {
-              id: e.id.slice(4),
-              tenantId: "",
-              serviceId: e.serviceId.slice(4),
-              receivedAt,
-              idempotencyKey: e.idempotencyKey ?? null,
-              payload: e.payload,
-              position: 0,
-              type: e.type ?? null,
-              incidentId: e.incidentId === undefined ? null : e.incidentId.slice(4),
-            },
-          ],
-          "",
-        );
-        return new Response(body, { status: 200, headers: { "content-type": JSON_TYPE } });
-      },
-      {
-        bearer: "intake.v1.IngestService/GetEvent",
-        params: IdParams,
-        response: { 200: EventRecordSchema },
-        detail: { summary: "Get one stored event", tags: ["Feed"], security: bearerSecurity },
-      },
-    );
+    }),
+  ];
 }

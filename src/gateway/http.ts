@@ -5,8 +5,8 @@ export const JSON_TYPE = "application/json; charset=utf-8";
 export const REQUEST_ID_HEADER = "x-request-id";
 
 /**
- * A path segment the lanes (read-lane.ts, ingest-lane.ts) take as it stands: nothing that
- * percent-decoding would change, so it is what Elysia would decode too.
+ * A path segment a native route (edge.ts) takes as it stands: nothing that percent-decoding
+ * would change, so it is what Elysia would decode too.
  */
 export const PLAIN_SEGMENT = /^[A-Za-z0-9_-]+$/;
 

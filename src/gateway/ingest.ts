@@ -1,20 +1,14 @@
 /**
- * Ingest routes (docs/ingest.md). The ingest route takes the body unparsed: the signature covers the
- * exact bytes, so they are read once (capped), verified, and stored as they came. The events
- * listing embeds each stored payload verbatim (event-json.ts), never re-serializing.
+ * Ingest operations (docs/ingest.md). The ingest route takes the body unparsed: the signature
+ * covers the exact bytes, so they are read once (capped), verified, and stored as they came.
+ * The events listing embeds each stored payload verbatim (shapes/events.ts).
  */
-import { create } from "@bufbuild/protobuf";
-import { Elysia, t } from "elysia";
-import { type IngestRequest, ListEventsRequestSchema } from "../../gen/intake/v1/ingest_pb.ts";
-import type { Limits } from "../domain/limits.ts";
-import type { Whole } from "../rpc/convert.ts";
-import type { RpcImpls } from "../rpc/impls.ts";
-import { eventsJson } from "./event-json.ts";
-import { ELYSIA_SETTINGS, JSON_TYPE, json, readCapped } from "./http.ts";
-import type { Kit } from "./kit.ts";
-import { bearerSecurity } from "./responses.ts";
+import { t } from "elysia";
+import { SignatureRefused } from "../domain/ingest.ts";
+import { eventPageJson, ingestJson } from "../shapes/events.ts";
+import { JSON_TYPE, json, readCapped } from "./http.ts";
+import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
 import { component, IdParams, limits, listOf, PageQuery, requiredHeader, ServiceId } from "./schemas.ts";
-import { iso } from "./serialize.ts";
 
 const EventId = t.String({ description: "evt_ + 32 hex", examples: ["evt_0193a1b2c3d4e5f60718293a4b5c6d7e"] });
 const receivedAt = t.String({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
@@ -83,95 +77,82 @@ const IngestHeaders = t.Object(
 
 const IngestParams = t.Object({ service_id: ServiceId });
 
-export const INGEST_ROUTE = "/v1/ingest/:service_id";
-
-/**
- * The answer to a signed event for `serviceId` (202, or 200 for a duplicate); throws the
- * refusal. The Elysia route and the ingest lane (ingest-lane.ts) both answer with it.
- */
-export type IngestAnswer = (request: Request, serviceId: string) => Promise<Response>;
-
-export function ingestAnswer(impls: RpcImpls, kit: Kit, limits: Limits): IngestAnswer {
-  const { ingest } = impls;
-  const limit = limits.eventBytes;
-  return async (request, serviceId) => {
-    // Tagged on the request by the kit: the access log reads the service id and a 401's reason
-    // from it (never the response), and it receives the rate-limit decision, for the answer's
-    // RateLimit fields.
-    const call = kit.open(request);
-    // An unknown service is refused before its body is read (same 401 as a bad signature).
-    const early = ingest.admitService(serviceId, call);
-    if (early) await early;
-    const payload = await readCapped(request, limit);
-    if (payload === null) throw ingest.payloadTooLarge();
-    // A literal message, not create(): what the list pages' messages are too (rpc/convert.ts).
-    const message: Whole<IngestRequest> = {
-      $typeName: "intake.v1.IngestRequest",
-      serviceId,
-      signature: request.headers.get("x-service-signature") ?? "",
-      payload,
-      idempotencyKey: request.headers.get("idempotency-key") ?? undefined,
-    };
-    const res = await ingest.ingest(message, call);
-    if (res.duplicate) return json(200, { id: res.id, received_at: iso(res.receivedAt), duplicate: true });
-    if (res.dedupKey === undefined) return json(202, { id: res.id, received_at: iso(res.receivedAt) });
-    // §17: an alert event's 202 names its key and incident (null: nothing was open).
-    return json(202, {
-      id: res.id,
-      received_at: iso(res.receivedAt),
-      dedup_key: res.dedupKey,
-      incident_id: res.incidentId ?? null,
-    });
-  };
-}
-
-export function ingestRoutes(impls: RpcImpls, kit: Kit, limits: Limits, answer: IngestAnswer) {
-  const { ingest } = impls;
-  const limit = limits.eventBytes;
-  return new Elysia({ ...ELYSIA_SETTINGS, name: "ingest" })
-    .use(kit.plugin)
-    .post(INGEST_ROUTE, ({ request, params }) => answer(request, params.service_id), {
+export function ingestOperations({ domain, limits: caps }: OperationDeps): Operation[] {
+  const { ingest } = domain;
+  const limit = caps.eventBytes;
+  return [
+    operation({
+      method: "POST",
+      path: "/v1/ingest/:service_id",
+      rpc: "intake.v1.IngestService/Ingest",
       // Raw bytes: the signature covers them, and senders' Content-Types vary.
-      parse: "none",
-      // A path segment that is not valid percent-encoding arrives as null and would fail the
-      // params schema as a 400; it names no service, so it must get the same 401 as any other.
-      transform: ({ params }: { params: Record<string, unknown> }) => {
-        if (typeof params.service_id !== "string") params.service_id = "";
+      body: "raw",
+      native: "none",
+      // No 415: any Content-Type is accepted; the checks are the domain's (docs/ingest.md).
+      errors: {
+        400: ["invalid_request"],
+        401: ["invalid_signature"],
+        409: ["ingestion_paused"],
+        413: ["payload_too_large"],
       },
-      params: IngestParams,
-      headers: IngestHeaders,
-      response: { 202: IngestAccepted, 200: IngestDuplicate },
-      detail: {
+      schemas: {
+        params: IngestParams,
+        headers: IngestHeaders,
+        response: { 202: IngestAccepted, 200: IngestDuplicate },
+      },
+      doc: {
         summary: "Ingest a signed event (no bearer token: the signature is the credential)",
         description:
           "Checks in order: 413 payload_too_large → 401 invalid_signature → 429 rate_limited (the service's limit, counted only once the signature verifies) → 409 ingestion_paused → 400 invalid_request. " +
           "Any Content-Type is accepted; the body must be a UTF-8 JSON object. 202 only once the event is committed.",
-        tags: ["Ingest"],
-        security: [],
+        tag: "Ingest",
         requestBody: {
           required: true,
           description: `A JSON object, at most INTAKE_MAX_EVENT_BYTES (this deployment: ${limit}) bytes`,
           content: { "application/json": { schema: AnyJsonObject } },
         },
       },
-    })
-    .get(
-      "/v1/services/:id/events",
-      async ({ call, params, query }) => {
-        const page = await ingest.listEventsPage(
-          create(ListEventsRequestSchema, { serviceId: params.id, limit: query.limit, cursor: query.cursor }),
-          call,
-        );
-        // Each stored payload embedded verbatim, never re-serialized (event-json.ts).
-        const body = eventsJson('{"data":[', page.items, `],"next_cursor":${JSON.stringify(page.nextCursor)}}`);
-        return new Response(body, { status: 200, headers: { "content-type": JSON_TYPE } });
+      handle: async ({ x, request, params }) => {
+        // A path segment that is not valid percent-encoding reaches Elysia's route as null: it
+        // names no service, so it gets the same 401 as any other.
+        const serviceId = typeof params.service_id === "string" ? params.service_id : "";
+        try {
+          // An unknown service is refused before its body is read (the same 401 as a bad signature).
+          const found = ingest.admitService(serviceId);
+          const service = found instanceof Promise ? await found : found;
+          const payload = await readCapped(request, limit);
+          if (payload === null) throw ingest.payloadTooLarge();
+          const result = await ingest.ingestInto(service, {
+            serviceId,
+            signature: request.headers.get("x-service-signature"),
+            payload,
+            idempotencyKey: request.headers.get("idempotency-key"),
+            // The answer carries the service's RateLimit fields, whatever it is (edge.ts, finish).
+            onRateLimit: (rate) => {
+              x.rate = rate;
+            },
+          });
+          return json(result.duplicate ? 200 : 202, ingestJson(result));
+        } catch (error) {
+          if (error instanceof SignatureRefused) x.reason = error.reason;
+          throw error;
+        }
       },
-      {
-        bearer: "intake.v1.IngestService/ListEvents",
-        params: IdParams,
-        query: PageQuery,
-        response: { 200: listOf(EventRecordSchema, "EventList") },
-        detail: { summary: "List a service's stored events, newest first", tags: ["Ingest"], security: bearerSecurity },
+    }),
+    operation({
+      method: "GET",
+      path: "/v1/services/:id/events",
+      rpc: "intake.v1.IngestService/ListEvents",
+      errors: { 400: ["invalid_request"], 404: ["not_found"] },
+      schemas: { params: IdParams, query: PageQuery, response: { 200: listOf(EventRecordSchema, "EventList") } },
+      doc: { summary: "List a service's stored events, newest first", tag: "Ingest" },
+      handle: async (call) => {
+        const page = await ingest.listEvents(caller(call), call.params.id, {
+          limit: call.query.limit,
+          cursor: call.query.cursor,
+        });
+        return new Response(eventPageJson(page.items, page.nextCursor), { headers: { "content-type": JSON_TYPE } });
       },
-    );
+    }),
+  ];
 }

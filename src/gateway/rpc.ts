@@ -1,13 +1,15 @@
 /**
  * Connect (JSON and binary) and gRPC-Web on the main port, at /intake.v1.<Service>/<Method>,
- * inside the Elysia app so they share its listener, X-Request-Id and 404/405 handling.
+ * inside the Elysia app so they share its listener and the edge's steps: X-Request-Id, 404/405,
+ * the metrics and the access log (edge.ts). Admission is the router's own gate, over the same
+ * policy table (rpc/admission.ts).
  */
 import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { universalServerRequestFromFetch, universalServerResponseToFetch } from "@connectrpc/connect/protocol";
 import { Elysia } from "elysia";
 import { requestIdKey } from "../rpc/context.ts";
-import { tagCall } from "../rpc/observe.ts";
-import { ELYSIA_SETTINGS, REQUEST_ID_HEADER } from "./http.ts";
+import { exchangeOf } from "./edge.ts";
+import { ELYSIA_SETTINGS } from "./http.ts";
 
 /** `router` must have plain gRPC disabled: Bun.serve's HTTP/2 drops trailers. */
 export function connectRoutes(router: ConnectRouter) {
@@ -15,14 +17,14 @@ export function connectRoutes(router: ConnectRouter) {
   for (const handler of router.handlers) {
     app.post(
       handler.requestPath,
-      async ({ request, set }) => {
-        const universal = universalServerRequestFromFetch(request, { httpVersion: "1.1" });
+      async (context) => {
+        const x = exchangeOf(context);
+        const universal = universalServerRequestFromFetch(context.request, { httpVersion: "1.1" });
         // The router's gate and the implementation note the principal (and an ingest's
-        // service and 401 reason) here; the access log reads them from the request.
-        const { values } = tagCall(request, { values: createContextValues() });
-        // The call runs under the request id this response carries (audit events name it).
-        const requestId = set.headers[REQUEST_ID_HEADER];
-        if (typeof requestId === "string") values.set(requestIdKey, requestId);
+        // service and 401 reason) here; the access log reads them from the exchange. The call
+        // runs under the request id this response carries (audit events name it).
+        const values = createContextValues().set(requestIdKey, x.requestId);
+        x.values = values;
         universal.contextValues = values;
         return universalServerResponseToFetch(await handler(universal));
       },

@@ -1,22 +1,14 @@
-import { create } from "@bufbuild/protobuf";
-import { Elysia } from "elysia";
-import {
-  CreateServiceRequestSchema,
-  DeleteServiceRequestSchema,
-  GetServiceRequestSchema,
-  ListServicesRequestSchema,
-  type ListServicesResponse,
-  RotateSigningSecretRequestSchema,
-  type Service,
-  UpdateServiceRequestSchema,
-} from "../../gen/intake/v1/services_pb.ts";
+/** The service registry's operations (docs/api.md "Services"). */
+
+import { formatId } from "../domain/ids.ts";
 import { andThen } from "../domain/maybe.ts";
-import type { RpcImpls } from "../rpc/impls.ts";
+import type { Page } from "../domain/pagination.ts";
+import type { ServiceSummary } from "../domain/types.ts";
 import { onceEach } from "../rpc/memo.ts";
-import { ELYSIA_SETTINGS, json } from "./http.ts";
-import type { BodyRoute, Kit } from "./kit.ts";
-import { okJson, type ReadRoute } from "./read-lane.ts";
-import { bearerSecurity } from "./responses.ts";
+import { serviceJson } from "../shapes/services.ts";
+import { isoOfMs } from "../shapes/time.ts";
+import { json, jsonText } from "./http.ts";
+import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
 import {
   CreatedService,
   CreateServiceBody,
@@ -27,163 +19,128 @@ import {
   ServiceRecordSchema,
   UpdateServiceBody,
 } from "./schemas.ts";
-import { iso, serviceJson } from "./serialize.ts";
 
-/** A listed service's JSON text, once per message (rpc/services.ts answers the same ones while the list is held). */
-const serviceText = onceEach((service: Service) => JSON.stringify(serviceJson(service)));
-
-/**
- * Each listed message's text once (ListServices answers the same messages while the tenant's
- * list is held), joined into the page: the same bytes as JSON.stringify of it. A page's text is
- * made once per page message too: a held list's first pages are the same message each time.
- */
-const servicePageText = onceEach((res: ListServicesResponse): string => {
-  const data = res.data.map(serviceText).join(",");
-  return `{"data":[${data}],"next_cursor":${JSON.stringify(res.nextCursor ?? null)}}`;
-});
-
-/** GET /v1/services and GET /v1/services/:id, for the gateway's routes and the read lane. */
-export function serviceReads(impls: RpcImpls): { list: ReadRoute; get: ReadRoute } {
-  const { services } = impls;
-  return {
-    list: {
+export function serviceOperations({ domain }: OperationDeps): Operation[] {
+  const { services } = domain;
+  /**
+   * A tenant's list is held whole (domain/services.ts): its pages hand back the same summaries,
+   * and a held list's first page is the same Page object, until a change replaces them. So each
+   * listed service's text, and each such page's, is made once (rpc/memo.ts).
+   */
+  const serviceText = onceEach((service: ServiceSummary) => JSON.stringify(serviceJson(service)));
+  const pageText = onceEach(
+    (page: Page<ServiceSummary>): string =>
+      `{"data":[${page.items.map(serviceText).join(",")}],"next_cursor":${JSON.stringify(page.nextCursor)}}`,
+  );
+  const tag = "Services";
+  return [
+    operation({
+      method: "POST",
       path: "/v1/services",
-      method: "intake.v1.ServiceRegistryService/ListServices",
-      query: "page",
-      // No async layer of its own while the list is held (domain/maybe.ts).
-      answer: (call, { limit, cursor }) =>
-        andThen(services.listServices(create(ListServicesRequestSchema, { limit, cursor }), call), servicePageText),
-    },
-    get: {
-      path: "/v1/services/:id",
-      method: "intake.v1.ServiceRegistryService/GetService",
-      query: "none",
-      answer: (call, { id }) =>
-        andThen(services.getService(create(GetServiceRequestSchema, { id }), call), (res) =>
-          JSON.stringify(serviceJson(res.service!)),
-        ),
-    },
-  };
-}
-
-export function serviceRoutes(impls: RpcImpls, kit: Kit, reads: ReturnType<typeof serviceReads>) {
-  const { services } = impls;
-  const serviceExists: BodyRoute["exists"] = (call, params) =>
-    services.getService(create(GetServiceRequestSchema, { id: params.id ?? "" }), call);
-  const tags = ["Services"];
-  return new Elysia({ ...ELYSIA_SETTINGS, name: "services" })
-    .use(kit.plugin)
-    .post(
-      "/v1/services",
-      async ({ call, body }) => {
-        const res = await services.createService(
-          create(CreateServiceRequestSchema, { serviceName: body.service_name, isMonitored: body.is_monitored }),
-          call,
+      rpc: "intake.v1.ServiceRegistryService/CreateService",
+      body: "json",
+      errors: { 409: ["service_name_taken"] },
+      schemas: { body: CreateServiceBody, response: { 201: CreatedService } },
+      doc: { summary: "Register a service (its signing secret is shown only here)", tag },
+      handle: async (call) => {
+        const { record, signingSecret } = await services.createService(
+          caller(call),
+          { serviceName: call.body.service_name, isMonitored: call.body.is_monitored },
+          call.x.requestId,
         );
-        return json(201, { ...serviceJson(res.service!), signing_secret: res.signingSecret });
+        return json(201, { ...serviceJson(record), signing_secret: signingSecret });
       },
-      {
-        withBody: { method: "intake.v1.ServiceRegistryService/CreateService" },
-        body: CreateServiceBody,
-        response: { 201: CreatedService },
-        detail: {
-          summary: "Register a service (its signing secret is shown only here)",
-          tags,
-          security: bearerSecurity,
-        },
-      },
-    )
-    .get(
-      reads.list.path,
-      ({ call, query }) => andThen(reads.list.answer(call, { limit: query.limit, cursor: query.cursor }), okJson),
-      {
-        bearer: reads.list.method,
-        query: PageQuery,
-        response: { 200: listOf(ServiceRecordSchema, "ServiceList") },
-        detail: { summary: "List services, newest first", tags, security: bearerSecurity },
-      },
-    )
-    .get(reads.get.path, ({ call, params }) => andThen(reads.get.answer(call, { id: params.id }), okJson), {
-      bearer: reads.get.method,
-      params: IdParams,
-      response: { 200: ServiceRecordSchema },
-      detail: { summary: "Get a service (the secret only as its prefix)", tags, security: bearerSecurity },
-    })
-    .patch(
-      "/v1/services/:id",
-      async ({ call, params, body }) => {
-        const res = await services.updateService(
-          create(UpdateServiceRequestSchema, {
-            id: params.id,
+    }),
+    operation({
+      method: "GET",
+      path: "/v1/services",
+      rpc: "intake.v1.ServiceRegistryService/ListServices",
+      native: "page",
+      errors: { 400: ["invalid_request"] },
+      schemas: { query: PageQuery, response: { 200: listOf(ServiceRecordSchema, "ServiceList") } },
+      doc: { summary: "List services, newest first", tag },
+      // No async layer of its own while the list is held (domain/maybe.ts).
+      handle: (call) =>
+        andThen(services.listServices(caller(call), { limit: call.query.limit, cursor: call.query.cursor }), (page) =>
+          jsonText(200, pageText(page)),
+        ),
+    }),
+    operation({
+      method: "GET",
+      path: "/v1/services/:id",
+      rpc: "intake.v1.ServiceRegistryService/GetService",
+      native: "none",
+      errors: { 404: ["not_found"] },
+      schemas: { params: IdParams, response: { 200: ServiceRecordSchema } },
+      doc: { summary: "Get a service (the secret only as its prefix)", tag },
+      handle: async (call) => json(200, serviceJson(await services.getService(caller(call), call.params.id))),
+    }),
+    operation({
+      method: "PATCH",
+      path: "/v1/services/:id",
+      rpc: "intake.v1.ServiceRegistryService/UpdateService",
+      body: "json",
+      errors: { 400: ["service_name_immutable"], 404: ["not_found"] },
+      schemas: { params: IdParams, body: UpdateServiceBody, response: { 200: ServiceRecordSchema } },
+      doc: { summary: "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit", tag },
+      exists: (call) => services.getService(caller(call), call.params.id),
+      handle: async (call) => {
+        const { body } = call;
+        const limit = body.rate_limit;
+        const record = await services.updateService(
+          caller(call),
+          call.params.id,
+          {
             isMonitored: body.is_monitored,
-            ...(body.rate_limit !== undefined &&
-              (body.rate_limit === null
-                ? { resetRateLimit: true }
-                : { rateLimit: { limit: body.rate_limit.limit, windowSeconds: body.rate_limit.window_seconds } })),
+            rateLimit:
+              limit === undefined || limit === null
+                ? limit
+                : { limit: limit.limit, windowSeconds: limit.window_seconds },
             // Any value, even null, is refused: the name is immutable.
             serviceName: "service_name" in body ? String(body.service_name) : undefined,
-          }),
-          call,
+          },
+          call.x.requestId,
         );
-        return json(200, serviceJson(res.service!));
+        return json(200, serviceJson(record));
       },
-      {
-        withBody: {
-          method: "intake.v1.ServiceRegistryService/UpdateService",
-          exists: serviceExists,
-        },
-        params: IdParams,
-        body: UpdateServiceBody,
-        response: { 200: ServiceRecordSchema },
-        detail: {
-          summary: "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit",
-          tags,
-          security: bearerSecurity,
-        },
+    }),
+    operation({
+      method: "DELETE",
+      path: "/v1/services/:id",
+      rpc: "intake.v1.ServiceRegistryService/DeleteService",
+      errors: { 404: ["not_found"] },
+      schemas: { params: IdParams, response: {} },
+      doc: {
+        summary: "Delete a service and its events (owner only in role_based mode)",
+        tag,
+        responses: { 204: { description: "Deleted" } },
       },
-    )
-    .delete(
-      "/v1/services/:id",
-      async ({ call, params }) => {
-        await services.deleteService(create(DeleteServiceRequestSchema, { id: params.id }), call);
+      handle: async (call) => {
+        await services.deleteService(caller(call), call.params.id, call.x.requestId);
         return new Response(null, { status: 204 });
       },
-      {
-        bearer: "intake.v1.ServiceRegistryService/DeleteService",
-        params: IdParams,
-        response: {},
-        detail: {
-          summary: "Delete a service and its events (owner only in role_based mode)",
-          tags,
-          security: bearerSecurity,
-          responses: { 204: { description: "Deleted" } },
-        },
-      },
-    )
-    .post(
-      "/v1/services/:id/secret_rotations",
-      async ({ call, params }) => {
-        const res = await services.rotateSigningSecret(
-          create(RotateSigningSecretRequestSchema, { id: params.id }),
-          call,
+    }),
+    operation({
+      method: "POST",
+      path: "/v1/services/:id/secret_rotations",
+      rpc: "intake.v1.ServiceRegistryService/RotateSigningSecret",
+      errors: { 404: ["not_found"] },
+      schemas: { params: IdParams, response: { 201: SecretRotation } },
+      doc: { summary: "Rotate the signing secret; the previous one verifies for the grace window", tag },
+      handle: async (call) => {
+        const { record, signingSecret } = await services.rotateSigningSecret(
+          caller(call),
+          call.params.id,
+          call.x.requestId,
         );
         return json(201, {
-          service_id: res.serviceId,
-          signing_secret: res.signingSecret,
-          signing_secret_prefix: res.signingSecretPrefix,
-          rotated_at: iso(res.rotatedAt),
-          previous_secret_expires_at: iso(res.previousSecretExpiresAt),
+          service_id: formatId("svc", record.id),
+          signing_secret: signingSecret,
+          signing_secret_prefix: record.signingSecretPrefix,
+          rotated_at: isoOfMs(record.secretRotatedAt as number),
+          previous_secret_expires_at: isoOfMs(record.previousSecretExpiresAt as number),
         });
       },
-      {
-        bearer: "intake.v1.ServiceRegistryService/RotateSigningSecret",
-        params: IdParams,
-        response: { 201: SecretRotation },
-        detail: {
-          summary: "Rotate the signing secret; the previous one verifies for the grace window",
-          tags,
-          security: bearerSecurity,
-        },
-      },
-    );
+    }),
+  ];
 }

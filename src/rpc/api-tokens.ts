@@ -8,8 +8,9 @@ import {
 } from "../../gen/intake/v1/api_tokens_pb.ts";
 import type { Tokens } from "../domain/tokens.ts";
 import type { Logger } from "../logger.ts";
+import { msOf } from "../shapes/time.ts";
+import { tokenMessage } from "../shapes/tokens.ts";
 import { principalOf, requestIdOf } from "./context.ts";
-import { msOf, tokenMessage } from "./convert.ts";
 import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
 

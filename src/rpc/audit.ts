@@ -2,8 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { type AuditService, ListAuditEventsResponseSchema } from "../../gen/intake/v1/audit_pb.ts";
 import type { Audit } from "../domain/audit.ts";
 import type { Logger } from "../logger.ts";
+import { auditMessage } from "../shapes/audit.ts";
 import { principalOf } from "./context.ts";
-import { auditMessage } from "./convert.ts";
 import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
 

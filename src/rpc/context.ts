@@ -3,11 +3,11 @@ import type { SignatureFailureReason } from "../domain/ports/observer.ts";
 import type { Principal } from "../domain/types.ts";
 import { connectErrorFor } from "./errors.ts";
 
-/** Set by admission (the interceptor, or the gateway) before a bearer method runs. */
+/** Set by admission (the router's gate, or the interceptor) before a bearer method runs. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "verified caller" });
 
 /**
- * The request id (`req_…`) of the call: set by the REST gateway (the X-Request-Id it answers
+ * The request id (`req_…`) of the call: set by the main port's edge (the X-Request-Id it answers
  * with) or, for Connect and gRPC calls, by the router's gate; written into audit events.
  */
 export const requestIdKey = createContextKey<string | undefined>(undefined, { description: "X-Request-Id" });
@@ -17,7 +17,7 @@ export type CallContext = Pick<HandlerContext, "values">;
 
 export function principalOf(context: CallContext): Principal {
   const principal = context.values.get(principalKey);
-  // Unreachable through the router and the gateway, which admit first; kept as a guard.
+  // Unreachable through the routers, which admit first; kept as a guard.
   if (!principal) throw connectErrorFor("missing_credentials", "This call needs a bearer token.");
   return principal;
 }
@@ -34,7 +34,7 @@ export const signatureFailureKey = createContextKey<SignatureFailureReason | und
 /** The well-formed `svc_` id an ingest call named, for the access log. */
 export const ingestServiceKey = createContextKey<string | undefined>(undefined, { description: "ingest service id" });
 
-/** The call's request id; null only for a context built outside the gateway and the routers. */
+/** The call's request id; null only for a context built outside the routers. */
 export function requestIdOf(context: CallContext): string | null {
   return context.values.get(requestIdKey) ?? null;
 }

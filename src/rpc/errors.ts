@@ -1,7 +1,8 @@
 /**
  * The one error table: every REST `code` with its HTTP status and Connect code. The rpc layer
  * turns domain errors into ConnectErrors that carry the REST code as an `intake.v1.ErrorDetail`;
- * the gateway reads that detail back and takes the HTTP status from this same table.
+ * the REST edge answers a domain error (or such a ConnectError) with the HTTP status of this same
+ * table (gateway/errors.ts).
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type ErrorDetail, ErrorDetailSchema } from "../../gen/intake/v1/errors_pb.ts";

@@ -2,8 +2,6 @@
  * intake.v1.EventFeedService (docs/feed.md). ListFeed is a unary call (a long poll with
  * wait_seconds); StreamFeed is server streaming, written as an async generator so that
  * connect-es pulls the next event only once the previous one was written (back-pressure).
- * `openStream` is what the REST gateway's SSE route calls in-process: it validates before
- * anything is sent, so a bad cursor is still a 400.
  */
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
@@ -17,9 +15,9 @@ import {
 } from "../../gen/intake/v1/feed_pb.ts";
 import type { Feed, FeedPage, StreamItem } from "../domain/feed.ts";
 import type { Logger } from "../logger.ts";
+import { eventMessage } from "../shapes/events.ts";
 import { bearerCredential } from "./admission.ts";
 import { type CallContext, principalOf } from "./context.ts";
-import { eventMessage } from "./convert.ts";
 import { connectErrorFor, toConnectError } from "./errors.ts";
 import { rpcMethod } from "./method.ts";
 
@@ -77,17 +75,6 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
   }
 
   return {
-    openStream,
-
-    /** The page as the domain returned it, for the REST gateway's byte-level body. */
-    listFeedPage: async (req: ListFeedRequest, ctx: StreamContext): Promise<FeedPage> => {
-      try {
-        return await pageOf(req, ctx, ctx.signal);
-      } catch (error) {
-        throw toConnectError(error, logger);
-      }
-    },
-
     listFeed: rpcMethod(logger, async (req: ListFeedRequest, ctx) => {
       const page = await pageOf(req, ctx, (ctx as Partial<StreamContext>).signal);
       return create(ListFeedResponseSchema, {

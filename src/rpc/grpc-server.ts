@@ -5,13 +5,13 @@
  */
 import { constants, createServer, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
-import { createContextValues } from "@connectrpc/connect";
+import { type ContextValues, createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "../logger.ts";
 import { requestIdKey } from "./context.ts";
 import { createGrpcHealth } from "./grpc-health.ts";
-import { callOf, type RequestObserver, tagCall } from "./observe.ts";
+import type { Exchange, RequestObserver } from "./observe.ts";
 import { POLICY } from "./policy.ts";
 import { RPC_SERVICE_NAMES, type RpcRouterDeps, registerServices, rpcRouterOptions } from "./router.ts";
 
@@ -67,12 +67,15 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
   const { logger, drainMs = 10_000 } = options;
   const protocols = { grpc: true };
   const health = createGrpcHealth(RPC_SERVICE_NAMES);
-  const seen = options.requests?.enabled ? options.requests : null;
+  const seen = options.requests?.timed ? options.requests : null;
+  // Each call's context values, made with its exchange below, for the gate and the implementations
+  // to note on (the principal, an ingest's service and 401 reason) and the access log to read.
+  const callValues = new WeakMap<object, ContextValues>();
   const handler = connectNodeAdapter({
     ...rpcRouterOptions(deps.admission, deps.limits, protocols),
     // The values the gate and the implementations note on (the principal, an ingest's service
     // and 401 reason), made per request below so the access log can read them afterwards.
-    contextValues: (req) => callOf(req)?.values ?? createContextValues(),
+    contextValues: (req) => callValues.get(req) ?? createContextValues(),
     routes: (router) => {
       registerServices(deps, protocols)(router);
       router.service(Health, health.impl);
@@ -88,29 +91,27 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
       if (!req.complete && !req.stream.closed) req.stream.close(constants.NGHTTP2_NO_ERROR);
     });
     if (seen) {
-      const started = performance.now();
-      const call = tagCall(req, { values: createContextValues() });
+      const path = req.url.split("?")[0] ?? "";
+      const declared = Number(req.headers["content-length"]);
+      const values = createContextValues();
+      callValues.set(req, values);
+      const x: Exchange = {
+        method: req.method,
+        started: performance.now(),
+        requestId: null,
+        route: RPC_PATHS.has(path) ? path : "unmatched",
+        principal: null,
+        serviceId: null,
+        reason: null,
+        values,
+        bytesIn: Number.isSafeInteger(declared) ? declared : null,
+      };
       // A call's whole life: for a server stream (Watch, a feed) that is how long it stayed open.
       res.once("close", () => {
-        const elapsed = performance.now() - started;
-        const path = req.url.split("?")[0] ?? "";
-        const route = RPC_PATHS.has(path) ? path : "unmatched";
-        seen.observer.httpRequest(route, req.method, res.statusCode, elapsed / 1000);
-        if (!seen.accessLog) return;
-        const declared = Number(req.headers["content-length"]);
-        seen.log({
-          method: req.method,
-          route,
-          status: res.statusCode,
-          durationMs: elapsed,
-          // The router's gate stamped it on this call's values and in the x-request-id header
-          // (absent only when the call never reached the gate, e.g. an unknown path).
-          requestId: call.values.get(requestIdKey) ?? null,
-          values: call.values,
-          serviceId: null,
-          bytesIn: Number.isSafeInteger(declared) ? declared : null,
-          bytesOut: null,
-        });
+        // The router's gate stamped it on this call's values and in the x-request-id header
+        // (absent only when the call never reached the gate, e.g. an unknown path).
+        x.requestId = values.get(requestIdKey) ?? null;
+        seen.record(x, res.statusCode, null);
       });
     }
     const addTrailers = res.addTrailers.bind(res);

@@ -9,8 +9,8 @@ type UnaryMethodImpl<M> =
 
 /**
  * A service implementation as plain functions over a CallContext: assignable to connect's
- * ServiceImpl (its HandlerContext has `values`), and callable in-process by the gateway
- * without a transport (docs/rpc.md: 45–60 µs through createRouterTransport vs < 1 µs direct).
+ * ServiceImpl (its HandlerContext has `values`), and callable in process by the tests without a
+ * transport. A method may answer synchronously (`Maybe`, domain/maybe.ts): Connect takes either.
  */
 export type Impl<S extends DescService> = {
   [K in keyof S["method"]]: UnaryMethodImpl<S["method"][K]>;

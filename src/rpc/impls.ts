@@ -1,8 +1,9 @@
 /**
- * Every rpc implementation, built once by the composition root. The Connect routers serve
- * these objects and the REST gateway calls the very same ones in-process, so both surfaces
- * run one implementation. `RpcImpls` is derived from this factory: "go to definition" on any
- * of its members lands on the implementation, not on generated code.
+ * Every rpc implementation, built once by the composition root: what the Connect routers
+ * serve. Each is a thin adapter (protobuf ↔ the domain's calls); the REST operations
+ * (src/gateway/) are the other, over the same domain calls and the same admission policy.
+ * `RpcImpls` is derived from this factory: "go to definition" on any of its members lands on
+ * the implementation, not on generated code.
  */
 
 import type { Audit } from "../domain/audit.ts";
@@ -43,13 +44,13 @@ export function createRpcImpls(deps: RpcImplsDeps) {
     tenant: createTenantImpl({ tenants: deps.tenants, logger }),
     setup: createSetupImpl({ onboarding: deps.onboarding, logger }),
     health: createHealthImpl(deps.version),
-    /** Ingest and ListEvents, plus the early checks the ingest route makes before reading a body. */
+    /** Ingest, ListEvents and GetEvent. */
     ingest: createIngestImpl({ ingest: deps.ingest, feed: deps.feed, logger }),
-    /** ListFeed and StreamFeed, plus the SSE route's in-process entry points. */
+    /** ListFeed and StreamFeed. */
     feed: createFeedImpl({ feed: deps.feed, logger }),
     audit: createAuditImpl({ audit: deps.audit, logger }),
   };
 }
 
-/** The rpc implementations: what the routers serve and the gateway calls in-process. */
+/** The rpc implementations: what the routers serve. */
 export type RpcImpls = ReturnType<typeof createRpcImpls>;

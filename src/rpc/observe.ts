@@ -1,55 +1,48 @@
 /**
- * What a listener records of each request it answers (docs/operations.md): the HTTP series
- * through the Observer and, with INTAKE_ACCESS_LOG=true, one JSON line. Shared by the main
- * port (the gateway and its native health route) and the gRPC port, so both report alike.
+ * What a listener records of each request it answers (docs/operations.md): its HTTP series
+ * through the Observer and, with INTAKE_ACCESS_LOG=true, one JSON line. `record` is the one
+ * place both happen: the REST edge (gateway/edge.ts, which also carries the Connect and
+ * gRPC-Web calls of the main port) and the gRPC port (grpc-server.ts) call it with the
+ * request's `Exchange`.
  *
- * The access log reads what the call learned from the call's context values — the principal
- * admission set, the ingest service and the reason of a 401 — after the response is built, so
- * none of it can reach the response. When the access log is off nothing is allocated for it.
+ * The access log reads what the call learned from the exchange's context values — the
+ * principal admission set, the ingest service and the reason of a 401 — after the response is
+ * built, so none of it can reach the response.
  */
 import type { ContextValues } from "@connectrpc/connect";
 import { formatId } from "../domain/ids.ts";
-import type { Observer } from "../domain/ports/observer.ts";
+import type { Observer, SignatureFailureReason } from "../domain/ports/observer.ts";
+import type { Principal } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
-import { type CallContext, ingestServiceKey, principalKey, signatureFailureKey } from "./context.ts";
+import { ingestServiceKey, principalKey, signatureFailureKey } from "./context.ts";
 
-const CALL = Symbol("intake.call");
-type CallTagged = { [CALL]?: CallContext };
-
-/**
- * Hangs a request's call context on the request object itself (the gateway's hooks and the
- * access log find it there): a property store, cheaper than a WeakMap entry per request.
- */
-export function tagCall(request: object, call: CallContext): CallContext {
-  (request as CallTagged)[CALL] = call;
-  return call;
-}
-
-export function callOf(request: object): CallContext | undefined {
-  return (request as CallTagged)[CALL];
-}
-
-/** One answered request, as the access log reports it. */
+/** One request at a listener: made when it arrives, handed explicitly to every step after. */
 export interface Exchange {
-  method: string;
-  route: string;
-  status: number;
-  durationMs: number;
+  readonly method: string;
+  /** performance.now() at arrival; 0 when nothing is recorded (no clock read). */
+  readonly started: number;
+  /** The X-Request-Id it is answered with. */
   requestId: string | null;
-  values: ContextValues | undefined;
-  /** A service the route names (e.g. `/v1/services/:id`), when the call did not note one. */
+  /** The route template (or RPC path) it matched: never the raw path; `unmatched` until known. */
+  route: string;
+  /** The verified caller (REST admission notes it here; an RPC call, in `values`). */
+  principal: Principal | null;
+  /** The service an ingest named, or one the route names in its path (`/v1/services/:id…`). */
   serviceId: string | null;
+  /** Why an ingest was refused with 401: the access log's, never the answer's. */
+  reason: SignatureFailureReason | null;
+  /** An RPC call's context values (its principal, ingest service, 401 reason). */
+  values: ContextValues | null;
+  /** The declared request body size (null: unknown, a chunked body). */
   bytesIn: number | null;
-  bytesOut: number | null;
 }
 
 export interface RequestObserver {
-  readonly observer: Observer;
-  /** False when neither metrics nor the access log are on: listeners then skip observing. */
-  readonly enabled: boolean;
+  /** Metrics or the access log are on: an exchange is timed. */
+  readonly timed: boolean;
   readonly accessLog: boolean;
-  /** Writes one access-log line (call only when `accessLog`). */
-  log(exchange: Exchange): void;
+  /** Records one answered exchange: its HTTP series and, when on, its access-log line. */
+  record(x: Exchange, status: number, bytesOut: number | null): void;
 }
 
 export function createRequestObserver(deps: {
@@ -58,25 +51,28 @@ export function createRequestObserver(deps: {
   accessLog: boolean;
   logger: Logger;
 }): RequestObserver {
-  const { observer, accessLog, logger } = deps;
+  const { observer, accessLog, logger, metrics } = deps;
   return {
-    observer,
-    enabled: deps.metrics || accessLog,
+    timed: metrics || accessLog,
     accessLog,
-    log(x) {
-      const principal = x.values?.get(principalKey);
-      const reason = x.values?.get(signatureFailureKey);
+    record(x, status, bytesOut) {
+      if (!metrics && !accessLog) return;
+      const elapsed = performance.now() - x.started;
+      if (metrics) observer.httpRequest(x.route, x.method, status, elapsed / 1000);
+      if (!accessLog) return;
+      const principal = x.principal ?? x.values?.get(principalKey);
+      const reason = x.reason ?? x.values?.get(signatureFailureKey);
       logger.access({
         request_id: x.requestId,
         method: x.method,
         route: x.route,
-        status: x.status,
-        duration_ms: Math.round(x.durationMs * 1000) / 1000,
+        status,
+        duration_ms: Math.round(elapsed * 1000) / 1000,
         token_id: principal ? formatId("tok", principal.tokenId) : null,
         service_id: x.values?.get(ingestServiceKey) ?? x.serviceId,
         bytes_in: x.bytesIn,
-        bytes_out: x.bytesOut,
-        ...(reason !== undefined && { reason }),
+        bytes_out: bytesOut,
+        ...(reason !== undefined && reason !== null && { reason }),
       });
     },
   };
@@ -116,81 +112,5 @@ export async function measuredResponse(response: Response): Promise<{ response: 
       headers: response.headers,
     }),
     bytes: body.byteLength,
-  };
-}
-
-const SERVICE_ID = /^svc_[0-9a-f]{32}$/;
-
-/** The `svc_` id in a path's segment `index`, when it is one. */
-export function serviceIdInPath(pathname: string, index: number): string | null {
-  const segment = pathname.split("/")[index];
-  return segment !== undefined && SERVICE_ID.test(segment) ? segment : null;
-}
-
-/**
- * Wraps a fetch handler with the request's access-log line (INTAKE_ACCESS_LOG); without it,
- * the handler itself. The gateway counts its requests for the metrics in its own hooks.
- * `routeOf` names the route template the handler matched (read after it answered);
- * `serviceOf` the service a route names in its path.
- */
-export function logFetch(
-  handle: (request: Request) => Response | Promise<Response>,
-  seen: RequestObserver,
-  routeOf: (request: Request) => string,
-  serviceOf: (route: string, request: Request) => string | null = () => null,
-): (request: Request) => Response | Promise<Response> {
-  if (!seen.accessLog) return handle;
-  return async (request) => {
-    const started = performance.now();
-    const answered = await handle(request);
-    const elapsed = performance.now() - started;
-    const route = routeOf(request);
-    const { response, bytes } = await measuredResponse(answered);
-    seen.log({
-      method: request.method,
-      route,
-      status: response.status,
-      durationMs: elapsed,
-      requestId: response.headers.get("x-request-id"),
-      values: callOf(request)?.values,
-      serviceId: serviceOf(route, request),
-      bytesIn: declaredLength(request.headers, () => request.body !== null),
-      bytesOut: bytes,
-    });
-    return response;
-  };
-}
-
-/**
- * The same for a synchronous Bun.serve native route (the health probe) whose responses all have
- * the body size `bytesOut`: no promise is added to the probe's path.
- */
-export function observeNative(
-  handle: (request: Request) => Response,
-  seen: RequestObserver,
-  route: string,
-  bytesOut: number,
-): (request: Request) => Response {
-  if (!seen.enabled) return handle;
-  const { observer } = seen;
-  return (request) => {
-    const started = performance.now();
-    const response = handle(request);
-    const elapsed = performance.now() - started;
-    observer.httpRequest(route, request.method, response.status, elapsed / 1000);
-    if (seen.accessLog) {
-      seen.log({
-        method: request.method,
-        route,
-        status: response.status,
-        durationMs: elapsed,
-        requestId: response.headers.get("x-request-id"),
-        values: undefined,
-        serviceId: null,
-        bytesIn: declaredLength(request.headers, () => request.body !== null),
-        bytesOut,
-      });
-    }
-    return response;
   };
 }

@@ -1,6 +1,7 @@
 /**
- * What each RPC method demands of its caller. The interceptor (Connect/gRPC) and the REST
- * gateway both admit calls through this one table, so the two surfaces cannot drift.
+ * What each RPC method demands of its caller. The routers' gate and interceptor (Connect,
+ * gRPC-Web, gRPC) and the REST edge (each operation names its RPC method) admit through this one
+ * table, so the two surfaces cannot drift.
  */
 import type { AccessRule } from "../domain/access.ts";
 

@@ -11,8 +11,8 @@ export const RETRY_AFTER_HEADER = "retry-after";
 
 /**
  * The last `RateLimit-Policy` value written per policy name: a deployment's limit is the same on
- * every response, so its text is built once instead of per request (bench/README.md, the
- * limits' cost). A service's own limit just replaces the entry.
+ * every response, so its text is built once instead of per request (bench scenario 2 with
+ * INTAKE_RATE_LIMIT_API). A cache of a pure function: a service's own limit just replaces the entry.
  */
 const lastPolicyField = new Map<string, { limit: number; windowSeconds: number; field: string }>();
 
@@ -39,7 +39,8 @@ export function setRateLimitHeaders(headers: Headers, d: RateDecision): void {
 
 /**
  * Where a call reports the rate-limit decision taken inside an implementation (ingest's, after
- * the signature): the REST gateway and the RPC gate each put one in the call's context values.
+ * the signature): the RPC gate puts one in the call's context values (the REST edge hands the
+ * domain its own callback).
  */
 export const rateLimitSinkKey = createContextKey<((decision: RateDecision) => void) | undefined>(undefined, {
   description: "receives the rate-limit decision of the call",

@@ -6,6 +6,11 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { generateToken } from "../../src/domain/credentials.ts";
+import type { Limits } from "../../src/domain/limits.ts";
+import { declareOperations } from "../../src/gateway/gateway.ts";
+import type { OperationDomain } from "../../src/gateway/operation.ts";
+import { silentLogger } from "../../src/logger.ts";
+import { POLICY } from "../../src/rpc/policy.ts";
 import { createWorld, type Reply, type World } from "../support/harness.ts";
 import { sign } from "../support/signing.ts";
 
@@ -56,64 +61,44 @@ async function event(world: World, token?: string): Promise<string> {
   return res.body.id as string;
 }
 
-/** Every authenticated route of the /v1 surface. */
-export const AUTHENTICATED_ROUTES: AuthRoute[] = [
-  {
-    method: "GET",
-    pattern: "/v1/api_tokens",
-    mutating: false,
+/**
+ * How to make a valid call of each authenticated operation. The route list itself is the
+ * gateway's declaration (src/gateway/operation.ts): every operation whose policy takes a bearer
+ * token runs the suite, and one without an entry here fails at load.
+ */
+const CALLS: Record<string, Omit<AuthRoute, "method" | "pattern" | "mutating" | "readRole">> = {
+  "GET /v1/api_tokens": {
     ok: 200,
     prepare: async () => ({ path: "/v1/api_tokens" }),
   },
-  {
-    method: "POST",
-    pattern: "/v1/api_tokens",
-    mutating: true,
+  "POST /v1/api_tokens": {
     ok: 201,
     prepare: async () => ({ path: "/v1/api_tokens", body: { name: "ci" } }),
   },
-  {
-    method: "GET",
-    pattern: "/v1/api_tokens/:id",
-    mutating: false,
+  "GET /v1/api_tokens/:id": {
     ok: 200,
     prepare: async (world) => ({ path: `/v1/api_tokens/${(await world.mint({ name: "target" })).id}` }),
     foreign: async (world, other) => ({ path: `/v1/api_tokens/${(await world.mint({ name: "theirs" }, other)).id}` }),
   },
-  {
-    method: "DELETE",
-    pattern: "/v1/api_tokens/:id",
-    mutating: true,
+  "DELETE /v1/api_tokens/:id": {
     ok: 200,
     prepare: async (world) => ({ path: `/v1/api_tokens/${(await world.mint({ name: "target" })).id}` }),
     foreign: async (world, other) => ({ path: `/v1/api_tokens/${(await world.mint({ name: "theirs" }, other)).id}` }),
   },
-  {
-    method: "GET",
-    pattern: "/v1/services",
-    mutating: false,
+  "GET /v1/services": {
     ok: 200,
     prepare: async () => ({ path: "/v1/services" }),
   },
-  {
-    method: "POST",
-    pattern: "/v1/services",
-    mutating: true,
+  "POST /v1/services": {
     ok: 201,
     prepare: async () => ({ path: "/v1/services", body: { service_name: "billing" } }),
   },
-  {
-    method: "GET",
-    pattern: "/v1/services/:id",
-    mutating: false,
+  "GET /v1/services/:id": {
     ok: 200,
     prepare: async (world) => ({ path: `/v1/services/${await svc(world)}` }),
     foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}` }),
   },
-  {
-    method: "PATCH",
-    pattern: "/v1/services/:id",
-    mutating: true,
+  "PATCH /v1/services/:id": {
     ok: 200,
     prepare: async (world) => ({ path: `/v1/services/${await svc(world)}`, body: { is_monitored: false } }),
     foreign: async (world, other) => ({
@@ -121,78 +106,78 @@ export const AUTHENTICATED_ROUTES: AuthRoute[] = [
       body: { is_monitored: false },
     }),
   },
-  {
-    method: "DELETE",
-    pattern: "/v1/services/:id",
-    mutating: true,
+  "DELETE /v1/services/:id": {
     ok: 204,
     prepare: async (world) => ({ path: `/v1/services/${await svc(world)}` }),
     foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}` }),
   },
-  {
-    method: "POST",
-    pattern: "/v1/services/:id/secret_rotations",
-    mutating: true,
+  "POST /v1/services/:id/secret_rotations": {
     ok: 201,
     prepare: async (world) => ({ path: `/v1/services/${await svc(world)}/secret_rotations` }),
     foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}/secret_rotations` }),
   },
-  {
-    method: "GET",
-    pattern: "/v1/tenant",
-    mutating: false,
+  "GET /v1/tenant": {
     ok: 200,
     prepare: async () => ({ path: "/v1/tenant" }),
   },
-  {
-    method: "PATCH",
-    pattern: "/v1/tenant",
-    mutating: true,
+  "PATCH /v1/tenant": {
     ok: 200,
     prepare: async () => ({ path: "/v1/tenant", body: { name: "Renamed" } }),
   },
-  {
-    method: "GET",
-    pattern: "/v1/services/:id/events",
-    mutating: false,
+  "GET /v1/services/:id/events": {
     ok: 200,
     prepare: async (world) => ({ path: `/v1/services/${await svc(world)}/events` }),
     foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}/events` }),
   },
-  {
-    method: "GET",
-    pattern: "/v1/feed",
-    mutating: false,
+  "GET /v1/feed": {
     ok: 200,
     prepare: async () => ({ path: "/v1/feed" }),
   },
-  {
-    method: "GET",
-    pattern: "/v1/feed/stream",
-    mutating: false,
+  "GET /v1/feed/stream": {
     ok: 200,
     prepare: async () => ({ path: "/v1/feed/stream", stream: true }),
   },
-  {
-    method: "GET",
-    pattern: "/v1/events/:id",
-    mutating: false,
+  "GET /v1/events/:id": {
     ok: 200,
     prepare: async (world) => ({ path: `/v1/events/${await event(world)}` }),
     foreign: async (world, other) => ({ path: `/v1/events/${await event(world, other)}` }),
   },
-  {
-    method: "GET",
-    pattern: "/v1/audit_events",
-    mutating: false,
-    readRole: "admin",
+  "GET /v1/audit_events": {
     ok: 200,
     prepare: async () => ({ path: "/v1/audit_events" }),
   },
-];
+};
+
+/** The /v1 operations as the gateway declares them (their handlers are never called here). */
+const DECLARED = declareOperations({
+  domain: {} as OperationDomain,
+  limits: { managementBodyBytes: 1, eventBytes: 1 } as Limits,
+  logger: silentLogger,
+  version: "auth-suite",
+});
+
+/** Every authenticated route of the /v1 surface, from the declaration. */
+export const AUTHENTICATED_ROUTES: AuthRoute[] = DECLARED.flatMap((op) => {
+  const policy = POLICY[op.rpc];
+  if (!policy.bearer) return [];
+  const key = `${op.method} ${op.path}`;
+  const call = CALLS[key];
+  if (!call) throw new Error(`the auth suite has no valid call for ${key}`);
+  return [
+    {
+      method: op.method,
+      pattern: op.path,
+      mutating: policy.mutating,
+      ...(policy.adminOnly && { readRole: "admin" as const }),
+      ...call,
+    },
+  ];
+});
 
 /** Routes that take no bearer token at all. */
-export const UNAUTHENTICATED_ROUTES = ["GET /v1/health", "POST /v1/ingest/:service_id", "POST /v1/setup"];
+export const UNAUTHENTICATED_ROUTES = DECLARED.filter((op) => !POLICY[op.rpc].bearer).map(
+  (op) => `${op.method} ${op.path}`,
+);
 
 /** The routes the running gateway actually declares under /v1. */
 export function declaredRoutes(world: World): string[] {

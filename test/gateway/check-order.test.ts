@@ -37,6 +37,14 @@ test("401 missing_credentials wins over 400 (no token, bad body)", async () => {
   );
 });
 
+test("401 missing_credentials wins over the 404 of an id that is not valid percent-encoding", async () => {
+  world = await createWorld();
+  for (const path of ["/v1/services/%E0%A4%A", "/v1/api_tokens/%E0%A4%A", "/v1/events/%E0%A4%A"]) {
+    expect(code(await world.request("GET", path, { token: null })), path).toBe("401 missing_credentials");
+    expect(code(await world.request("GET", path)), path).toBe("404 not_found");
+  }
+});
+
 test("401 wins over 413 and 415 (no token, oversized text body)", async () => {
   world = await createWorld();
   const reply = await world.request("POST", "/v1/services", {

@@ -197,7 +197,7 @@ describe("GET /metrics", () => {
     expect(value(outcomes, { outcome: "rate_limited" })).toBe(1);
   });
 
-  test("a read-lane route counts each status apart, whatever their order; a route never called has no series", async () => {
+  test("a route counts each status apart, whatever their order; a route never called has no series", async () => {
     world = await createWorld();
     for (const token of [world.ownerToken, "service_live_not-a-token", world.ownerToken, null]) {
       await world.request("GET", "/v1/tenant", { token });

@@ -1,6 +1,6 @@
 /**
- * Two answers to the same request, compared: the lanes' tests (read-lane, ingest-lane) check
- * that a lane answers exactly what the Elysia route answers.
+ * Two answers to the same request, compared: test/gateway/native-routes.test.ts checks that an
+ * operation served by a Bun native route answers exactly what its Elysia route answers.
  */
 import { expect } from "bun:test";
 

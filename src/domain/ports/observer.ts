@@ -47,11 +47,6 @@ export interface Observer {
    * (the implementation folds unknown ones into one label value).
    */
   httpRequest(route: string, method: string, status: number, durationSeconds: number): void;
-  /**
-   * `httpRequest` for one route and method known in advance (the lanes' routes): the recorder
-   * resolves its series once, on its first request, instead of on every one.
-   */
-  httpSeries(route: string, method: string): HttpRecorder;
   ingestOutcome(outcome: IngestOutcome): void;
   /** `intake_ingest_signature_failures_total{reason}`: alongside ingestOutcome("invalid_signature"). */
   signatureFailure(reason: SignatureFailureReason): void;
@@ -69,9 +64,6 @@ export interface Observer {
   incidentChange(change: StreamChange): void;
 }
 
-/** One answered request of a route known in advance: its status and how long it took. */
-export type HttpRecorder = (status: number, durationSeconds: number) => void;
-
 /** Counts the lookups of one cache namespace by where each was answered. */
 export type CacheLookups = Record<CacheLookupResult, () => void>;
 
@@ -80,7 +72,6 @@ const noLookups: CacheLookups = { hit: nothing, negative_hit: nothing, shared_hi
 
 export const noopObserver: Observer = {
   httpRequest() {},
-  httpSeries: () => nothing,
   ingestOutcome() {},
   signatureFailure() {},
   commitBatch() {},

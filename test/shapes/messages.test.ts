@@ -1,5 +1,5 @@
 /**
- * The list pages' messages are object literals, not `create()` (src/rpc/convert.ts): what a
+ * The list pages' messages are object literals, not `create()` (src/shapes/): what a
  * client decodes from them, over the binary and the JSON encodings, must be exactly what the
  * reflective construction gave, for every field set and for every optional field unset.
  */
@@ -12,7 +12,10 @@ import { ServiceSchema } from "../../gen/intake/v1/services_pb.ts";
 import type { AuditRecord } from "../../src/domain/audit.ts";
 import { MAX_TIME_MS, MIN_TIME_MS } from "../../src/domain/time.ts";
 import type { ServiceSummary, TokenSummary } from "../../src/domain/types.ts";
-import { auditMessage, serviceMessage, tokenMessage, ts } from "../../src/rpc/convert.ts";
+import { auditMessage } from "../../src/shapes/audit.ts";
+import { serviceMessage } from "../../src/shapes/services.ts";
+import { ts } from "../../src/shapes/time.ts";
+import { tokenMessage } from "../../src/shapes/tokens.ts";
 
 const T = Date.parse("2026-11-23T17:40:24.123Z");
 const ID = "0193a0b1c2d3e4f5a6b7c8d9e0f1a2b3";

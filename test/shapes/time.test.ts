@@ -1,19 +1,18 @@
 /**
- * `iso` formats the time of day by hand (src/gateway/serialize.ts): every instant Intake can
+ * `isoOfMs` formats the time of day by hand (src/shapes/time.ts): every instant Intake can
  * show must read exactly as `Date.prototype.toISOString` writes it.
  */
 import { describe, expect, test } from "bun:test";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { MAX_TIME_MS, MIN_TIME_MS } from "../../src/domain/time.ts";
-import { iso } from "../../src/gateway/serialize.ts";
+import { isoOfMs, isoOrNull } from "../../src/shapes/time.ts";
 
 const DAY = 86_400_000;
 
 function expectIsoOf(ms: number): void {
-  expect(iso(timestampFromMs(ms))).toBe(new Date(ms).toISOString());
+  expect(isoOfMs(ms)).toBe(new Date(ms).toISOString());
 }
 
-describe("iso", () => {
+describe("isoOfMs", () => {
   test("is toISOString at the ends of the range, around the epoch and around midnights", () => {
     const edges = [MIN_TIME_MS, MIN_TIME_MS + 1, MAX_TIME_MS, MAX_TIME_MS - 1, 0, -1, 1, 999, 1_000, 59_999, 60_000];
     for (const ms of edges) expectIsoOf(ms);
@@ -37,6 +36,6 @@ describe("iso", () => {
   });
 
   test("an unset timestamp is null", () => {
-    expect(iso(undefined)).toBeNull();
+    expect(isoOrNull(null)).toBeNull();
   });
 });

@@ -1,10 +1,10 @@
 /**
- * The event JSON writer every REST event surface uses (src/gateway/event-json.ts): the stored
+ * The event JSON writer every REST event surface uses (src/shapes/events.ts): the stored
  * payload bytes verbatim, each event's own fields, exact byte lengths whatever the characters.
  */
 import { expect, test } from "bun:test";
 import type { EventRecord } from "../../src/domain/types.ts";
-import { eventsJson } from "../../src/gateway/event-json.ts";
+import { eventsJson } from "../../src/shapes/events.ts";
 
 const utf8 = new TextEncoder();
 

@@ -1,0 +1,343 @@
+/**
+ * The edge pipeline: what every REST request gets, in this order, and nowhere else.
+ *
+ *   1. begin      its exchange: a fresh X-Request-Id (never the caller's), the clock when
+ *                 something records it (metrics or the access log)
+ *   2. route      the route template it matched (the router's; `unmatched` for none; a 405's
+ *                 path template)
+ *   3. admission  the operation's policy (rpc/policy.ts, rpc/admission.ts, shared with RPC):
+ *                 401 → 429 → 403 scope → 403 role; the RateLimit decision is kept
+ *   4. input      an unknown target (404) → the body: 413 → 415 → 400 (body.ts) → the schemas
+ *   5. the call   the operation's handler, over the domain
+ *   6. answer     the handler's Response, or the error answer (errors.ts, one error table)
+ *   7. finish     X-Request-Id and the RateLimit fields on the answer, then `record`: the HTTP
+ *                 series and the access-log line (rpc/observe.ts, shared with the gRPC port)
+ *
+ * (A tracing span, when there is one, opens in `begin` and closes in `finish`.)
+ *
+ * Each request carries its `RestExchange`, passed explicitly from step to step. Two routers
+ * lead into these steps and nothing else: Elysia's routes (gateway.ts; step 4's schemas are
+ * Elysia's validators, between `transform` and the handler) and, under `serve`, the Bun
+ * native routes of the operations declared `native` (`nativeRoutes`), which decode only a
+ * plain path and query themselves and hand anything else to Elysia before step 1.
+ */
+import { ConnectError } from "@connectrpc/connect";
+import { createRequestIdGenerator } from "../domain/ids.ts";
+import type { Limits } from "../domain/limits.ts";
+import type { Maybe } from "../domain/maybe.ts";
+import type { RateDecision } from "../domain/ports/rate-limiter.ts";
+import { RateLimitedError } from "../domain/rate-limits.ts";
+import type { Principal } from "../domain/types.ts";
+import type { Logger } from "../logger.ts";
+import type { Admission } from "../rpc/admission.ts";
+import { connectErrorFor } from "../rpc/errors.ts";
+import { declaredLength, type Exchange, measuredResponse, type RequestObserver } from "../rpc/observe.ts";
+import { POLICY } from "../rpc/policy.ts";
+import {
+  RATE_LIMIT_HEADER,
+  RATE_LIMIT_POLICY_HEADER,
+  RETRY_AFTER_HEADER,
+  setRateLimitHeaders,
+} from "../rpc/rate-limit.ts";
+import { judgeBody } from "./body.ts";
+import { responseForError } from "./errors.ts";
+import { PLAIN_SEGMENT, pathAndQuery, REQUEST_ID_HEADER, readCapped } from "./http.ts";
+import type { Call, Operation, QueryForm } from "./operation.ts";
+
+/** A REST request's exchange: what every step reads and notes. */
+export interface RestExchange extends Exchange {
+  readonly request: Request;
+  readonly requestId: string;
+  /** The rate-limit decision the request was taken under (null: its route is not limited). */
+  rate: RateDecision | null;
+  /** Step 7 ran: Elysia hands an error's answer to its response hook too, and it is finished once. */
+  finished: boolean;
+}
+
+/** A body route's raw bytes, buffered by Elysia's `parse` before anything judges them (`null`: over the cap). */
+export class Buffered {
+  constructor(readonly raw: Uint8Array | null) {}
+}
+
+/** What step 4 hands the call: the caller and the decoded body. */
+interface Entered {
+  principal: Principal | null;
+  body: unknown;
+}
+
+const LIMIT = /^(?:[1-9][0-9]?|100)$/;
+const NO_INPUT = Object.freeze({});
+
+/**
+ * A native route's query (without `?`) decoded as Elysia's query schema would for `form`, or
+ * null when it holds anything else (a repeated or unknown key, `limit=05`, a percent-encoded
+ * value): that request goes to Elysia. Defaults as the schemas give them (schemas.ts).
+ */
+export function plainQuery(search: string, form: QueryForm): Record<string, unknown> | null {
+  // A route without a query schema ignores its query, in Elysia too.
+  if (form === "none") return NO_INPUT;
+  const input: Record<string, unknown> = form === "tokenPage" ? { limit: 20, include_revoked: false } : { limit: 20 };
+  if (search === "") return input;
+  const seen = new Set<string>();
+  for (const pair of search.split("&")) {
+    const eq = pair.indexOf("=");
+    const key = eq === -1 ? pair : pair.slice(0, eq);
+    const value = eq === -1 ? "" : pair.slice(eq + 1);
+    if (seen.has(key)) return null;
+    seen.add(key);
+    if (key === "limit" && LIMIT.test(value)) input.limit = Number(value);
+    else if (key === "cursor" && PLAIN_SEGMENT.test(value)) input.cursor = value;
+    else if (key === "include_revoked" && form === "tokenPage" && (value === "true" || value === "false"))
+      input.include_revoked = value === "true";
+    else return null;
+  }
+  return input;
+}
+
+export interface EdgeDeps {
+  admission: Admission;
+  limits: Limits;
+  logger: Logger;
+  requests: RequestObserver;
+}
+
+export function createEdge(deps: EdgeDeps) {
+  const { admission, limits, logger, requests } = deps;
+  const newRequestId = createRequestIdGenerator();
+  const bodyCap = limits.managementBodyBytes;
+
+  /** 1. */
+  function begin(request: Request): RestExchange {
+    return {
+      request,
+      method: request.method,
+      started: requests.timed ? performance.now() : 0,
+      requestId: newRequestId(),
+      route: "unmatched",
+      principal: null,
+      serviceId: null,
+      reason: null,
+      values: null,
+      bytesIn: null,
+      rate: null,
+      finished: false,
+    };
+  }
+
+  function admitted(x: RestExchange, principal: Principal, rate: RateDecision | null): Principal {
+    x.principal = principal;
+    x.rate = rate;
+    return principal;
+  }
+
+  /** 3. Synchronous when the token is in the in-process cache (and the limiter in process). */
+  function admit(x: RestExchange, op: Operation): Maybe<Principal | null> {
+    if (!POLICY[op.rpc].bearer) return null;
+    const pending = admission.admit(x.request.headers.get("authorization"), op.rpc);
+    return pending instanceof Promise
+      ? pending.then((a) => admitted(x, a.principal, a.rate))
+      : admitted(x, pending.principal, pending.rate);
+  }
+
+  function checkParams(op: Operation, params: Record<string, unknown>): void {
+    // A path segment that is not valid percent-encoding (`%E0%A4%A`) reaches a route as null,
+    // and would fail the params schema as a 400: it names no resource, so it is a 404. (An
+    // operation without a bearer token, ingest, judges its own id: the same 401 as any other.)
+    const open = !POLICY[op.rpc].bearer;
+    for (const key in params) {
+      if (typeof params[key] === "string") continue;
+      if (open) params[key] = "";
+      else throw connectErrorFor("not_found", "No such resource.");
+    }
+  }
+
+  /** 4, up to the schemas. */
+  async function judged(
+    x: RestExchange,
+    op: Operation,
+    principal: Principal | null,
+    params: Record<string, string>,
+    raw: unknown,
+  ): Promise<Entered> {
+    if (op.exists) await op.exists({ x, request: x.request, principal, params, query: undefined, body: undefined });
+    const buffered = raw instanceof Buffered ? raw.raw : new Uint8Array(0);
+    return { principal, body: judgeBody(buffered, x.request.headers.get("content-type"), bodyCap) };
+  }
+
+  /** 4 up to the schemas, after admission (401 before a 404 for the path's id). */
+  function entered(
+    x: RestExchange,
+    op: Operation,
+    principal: Principal | null,
+    params: Record<string, string>,
+    raw: unknown,
+  ): Maybe<Entered> {
+    checkParams(op, params);
+    return op.body === "json" ? judged(x, op, principal, params, raw) : { principal, body: undefined };
+  }
+
+  /** 3 and 4 up to the schemas (Elysia's `transform`). */
+  function enter(x: RestExchange, op: Operation, params: Record<string, string>, raw: unknown): Maybe<Entered> {
+    const principal = admit(x, op);
+    return principal instanceof Promise
+      ? principal.then((p) => entered(x, op, p, params, raw))
+      : entered(x, op, principal, params, raw);
+  }
+
+  /** 5. */
+  function call(
+    x: RestExchange,
+    op: Operation,
+    principal: Principal | null,
+    params: Record<string, string>,
+    query: unknown,
+    body: unknown,
+  ): Maybe<Response> {
+    const input: Call = { x, request: x.request, principal, params, query, body };
+    return op.handle(input);
+  }
+
+  /** 6, for an error: the contract's answer, with the RateLimit fields a refusal carries. */
+  function refuse(x: RestExchange, error: unknown): Response {
+    const response = responseForError(error, x.requestId, logger);
+    // A 429 carries its decision; a refusal raised by admission (429, 403), its error's metadata.
+    if (error instanceof RateLimitedError) setRateLimitHeaders(response.headers, error.decision);
+    else if (error instanceof ConnectError) {
+      for (const name of [RATE_LIMIT_POLICY_HEADER, RATE_LIMIT_HEADER, RETRY_AFTER_HEADER]) {
+        const value = error.metadata.get(name);
+        if (value !== null) response.headers.set(name, value);
+      }
+    }
+    return response;
+  }
+
+  function recorded(x: RestExchange, response: Response): Response | Promise<Response> {
+    if (!requests.accessLog) {
+      requests.record(x, response.status, null);
+      return response;
+    }
+    x.bytesIn = declaredLength(x.request.headers, () => x.request.body !== null);
+    if (x.serviceId === null && (x.route.startsWith("/v1/services/:id") || x.route === "/v1/ingest/:service_id")) {
+      x.serviceId = serviceIdInPath(x.request.url);
+    }
+    return measuredResponse(response).then(({ response: measured, bytes }) => {
+      requests.record(x, measured.status, bytes);
+      return measured;
+    });
+  }
+
+  /** 7. */
+  function finish(x: RestExchange, answer: Response): Response | Promise<Response> {
+    if (x.finished) return answer;
+    x.finished = true;
+    let response = answer;
+    try {
+      response.headers.set(REQUEST_ID_HEADER, x.requestId);
+    } catch {
+      // Immutable headers (Response.redirect): a copy carries them.
+      response = new Response(answer.body, answer);
+      response.headers.set(REQUEST_ID_HEADER, x.requestId);
+    }
+    // After a decision, every answer of a limited route carries its fields (docs/rate-limits.md).
+    if (x.rate) setRateLimitHeaders(response.headers, x.rate);
+    return requests.timed ? recorded(x, response) : response;
+  }
+
+  /** Steps 1 to 7 in one go, for a native route: its path and query were decoded by `nativeRoutes`. */
+  function serve(
+    op: Operation,
+    request: Request,
+    params: Record<string, string>,
+    query: unknown,
+  ): Response | Promise<Response> {
+    const x = begin(request);
+    x.route = op.path;
+    let answer: Maybe<Response>;
+    try {
+      const principal = admit(x, op);
+      answer =
+        principal instanceof Promise
+          ? principal.then((p) => call(x, op, p, params, query, undefined))
+          : call(x, op, principal, params, query, undefined);
+    } catch (error) {
+      return finish(x, refuse(x, error));
+    }
+    if (!(answer instanceof Promise)) return finish(x, answer);
+    return answer.then(
+      (response) => finish(x, response),
+      (error: unknown) => finish(x, refuse(x, error)),
+    );
+  }
+
+  type Handle = (request: Request) => Response | Promise<Response>;
+
+  /**
+   * Bun.serve `routes` for the operations declared `native` (serve.ts): Bun's router matched
+   * the path; a request whose id or query is not in its plain form (percent-encoded, repeated,
+   * unknown keys), or of another method (HEAD), goes to `fallback` (Elysia) untouched.
+   */
+  function nativeRoutes(operations: readonly Operation[], fallback: Handle): Record<string, Record<string, Handle>> {
+    const table: Record<string, Record<string, Handle>> = {};
+    for (const op of operations) {
+      const form = op.native;
+      if (form === undefined) continue;
+      const named = /\/:([a-z_]+)$/.exec(op.path);
+      const name = named?.[1];
+      if (op.path.slice(0, named?.index).includes(":"))
+        throw new Error(`a native route names one last segment: ${op.path}`);
+      // Step 4 here is the plain decoding alone: a management body needs Elysia's schemas.
+      if (op.body === "json" || op.exists) throw new Error(`a native route takes no JSON body: ${op.path}`);
+      const prefix = named ? op.path.slice(0, named.index + 1) : op.path;
+      const route: Handle = (request) => {
+        if (request.method !== op.method) return fallback(request);
+        const [path, search] = pathAndQuery(request.url);
+        let params: Record<string, string> = NO_INPUT as Record<string, string>;
+        if (name !== undefined) {
+          const id = path.slice(prefix.length);
+          if (!path.startsWith(prefix) || !PLAIN_SEGMENT.test(id)) return fallback(request);
+          params = { [name]: id };
+        } else if (path !== op.path) return fallback(request);
+        const query = plainQuery(search, form);
+        return query ? serve(op, request, params, query) : fallback(request);
+      };
+      table[op.path] = { ...table[op.path], [op.method]: route };
+    }
+    return table;
+  }
+
+  return {
+    begin,
+    enter,
+    call,
+    refuse,
+    finish,
+    serve,
+    nativeRoutes,
+    readBody: (request: Request) => readCapped(request, bodyCap),
+  };
+}
+
+export type Edge = ReturnType<typeof createEdge>;
+
+/** Elysia's per-request context, which carries the request's exchange from `onRequest` on (gateway.ts). */
+interface WithExchange {
+  exchange: RestExchange;
+}
+
+/** The exchange of an Elysia request context (set by the gateway's `onRequest`). */
+export function exchangeOf(context: object): RestExchange {
+  return (context as WithExchange).exchange;
+}
+
+/** Step 1 for an Elysia request: its exchange, on its context. */
+export function attachExchange(context: object, x: RestExchange): void {
+  (context as WithExchange).exchange = x;
+}
+
+const SERVICE_ID = /^svc_[0-9a-f]{32}$/;
+
+/** The `svc_` id of a `/v1/services/<id>…` or `/v1/ingest/<id>` URL, when it is one (the access log's `service_id`). */
+function serviceIdInPath(url: string): string | null {
+  const segment = pathAndQuery(url)[0].split("/")[3];
+  return segment !== undefined && SERVICE_ID.test(segment) ? segment : null;
+}
