@@ -45,7 +45,11 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       handle: async (call) => {
         const { record, signingSecret } = await services.createService(
           caller(call),
-          { serviceName: call.body.service_name, isMonitored: call.body.is_monitored },
+          {
+            serviceName: call.body.service_name,
+            isMonitored: call.body.is_monitored,
+            incidentAutoResolveSeconds: call.body.incident_auto_resolve_seconds,
+          },
           call.x.requestId,
         );
         return json(201, { ...serviceJson(record), signing_secret: signingSecret });
@@ -92,6 +96,7 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
           call.params.id,
           {
             isMonitored: body.is_monitored,
+            incidentAutoResolveSeconds: body.incident_auto_resolve_seconds,
             rateLimit:
               limit === undefined || limit === null
                 ? limit

@@ -45,7 +45,11 @@ export function createServiceRegistryImpl(deps: {
     createService: rpcMethod(logger, async (req, ctx) => {
       const { record, signingSecret } = await services.createService(
         principalOf(ctx),
-        { serviceName: req.serviceName, isMonitored: req.isMonitored },
+        {
+          serviceName: req.serviceName,
+          isMonitored: req.isMonitored,
+          incidentAutoResolveSeconds: req.incidentAutoResolveSeconds,
+        },
         requestIdOf(ctx),
       );
       return create(CreateServiceResponseSchema, { service: serviceMessage(record), signingSecret });
@@ -61,12 +65,19 @@ export function createServiceRegistryImpl(deps: {
       if (req.resetRateLimit && req.rateLimit) {
         throw invalid("rate_limit", "set rate_limit or reset_rate_limit, not both");
       }
+      if (req.resetIncidentAutoResolveSeconds && req.incidentAutoResolveSeconds !== undefined) {
+        throw invalid(
+          "incident_auto_resolve_seconds",
+          "set incident_auto_resolve_seconds or reset_incident_auto_resolve_seconds, not both",
+        );
+      }
       const record = await services.updateService(
         principalOf(ctx),
         req.id,
         {
           isMonitored: req.isMonitored,
           serviceName: req.serviceName,
+          incidentAutoResolveSeconds: req.resetIncidentAutoResolveSeconds ? null : req.incidentAutoResolveSeconds,
           rateLimit: req.resetRateLimit
             ? null
             : req.rateLimit && { limit: req.rateLimit.limit, windowSeconds: req.rateLimit.windowSeconds },

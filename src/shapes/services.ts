@@ -19,6 +19,7 @@ export function serviceJson(record: ServiceSummary) {
       record.rateLimitLimit === null || record.rateLimitWindowSeconds === null
         ? null
         : { limit: record.rateLimitLimit, window_seconds: record.rateLimitWindowSeconds },
+    incident_auto_resolve_seconds: record.incidentAutoResolveSeconds,
   };
 }
 
@@ -41,6 +42,7 @@ export function serviceMessage(record: ServiceSummary): Service {
             limit: record.rateLimitLimit,
             windowSeconds: record.rateLimitWindowSeconds,
           },
+    incidentAutoResolveSeconds: record.incidentAutoResolveSeconds ?? undefined,
   };
   return message;
 }

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
+import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { createAutoResolver } from "../../src/domain/auto-resolve.ts";
 import { parseId } from "../../src/domain/ids.ts";
 import type { IncidentRecord } from "../../src/domain/incident-types.ts";
@@ -318,15 +319,28 @@ describe.skipIf(testStack() !== "sqlite-memory")("alert events on a SQLite file 
 
 describe("auto-resolve and retention (§17)", () => {
   async function autoResolving(w: World, serviceId: string, seconds: number | null) {
-    const updated = await w.app.store.services.update(
-      w.tenantId,
-      raw(serviceId),
-      { incidentAutoResolveSeconds: seconds },
-      w.clock.now(),
-      () => null,
-    );
-    expect(updated).not.toBeNull();
+    const res = await w.request("PATCH", `/v1/services/${serviceId}`, {
+      body: { incident_auto_resolve_seconds: seconds },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.incident_auto_resolve_seconds).toBe(seconds);
   }
+
+  test("RPC CreateService and UpdateService set incident_auto_resolve_seconds; the reset flag clears it", async () => {
+    world = await createWorld();
+    const transport = createRouterTransport(
+      ({ service }) => service(ServiceRegistryService, world.app.impls.services),
+      { router: { interceptors: [world.app.admission.interceptor] } },
+    );
+    const rpc = createClient(ServiceRegistryService, transport);
+    const headers = { authorization: `Bearer ${world.ownerToken}` };
+    const made = await rpc.createService({ serviceName: "alerts", incidentAutoResolveSeconds: 120 }, { headers });
+    expect(made.service?.incidentAutoResolveSeconds).toBe(120);
+    const id = made.service?.id as string;
+    const reset = await rpc.updateService({ id, resetIncidentAutoResolveSeconds: true }, { headers });
+    expect(reset.service?.incidentAutoResolveSeconds).toBeUndefined();
+    expect((await world.request("GET", `/v1/services/${id}`)).body.incident_auto_resolve_seconds).toBeNull();
+  });
 
   test("an incident with no alert event for incident_auto_resolve_seconds is resolved by auto, once", async () => {
     world = await createWorld();
