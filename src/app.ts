@@ -9,6 +9,7 @@ import { type Config, ConfigError, describeStore, type KeyMaterial, rootCause } 
 import { createAudit } from "./domain/audit.ts";
 import { createAutoResolver } from "./domain/auto-resolve.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
+import type { Exporter } from "./domain/export.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
 import { createIngest } from "./domain/ingest.ts";
@@ -164,6 +165,35 @@ async function openNotifier(config: Config, redis: RedisConnection | null, logge
   return createLocalNotifier();
 }
 
+/**
+ * The export to NATS JetStream (SPEC §21, docs/export.md), when INTAKE_EXPORT_NATS_URL is set:
+ * the NATS client and the exporter are imported only then.
+ */
+async function openExporter(
+  config: Config,
+  deps: { store: Store; notifier: FeedNotifier; observer: Observer; logger: Logger },
+): Promise<Exporter | null> {
+  const nats = config.exportNats;
+  if (!nats) return null;
+  const [{ createExporter }, { createNatsPublisher }, { exportMessage }] = await Promise.all([
+    import("./domain/export.ts"),
+    import("./export/nats.ts"),
+    import("./export/messages.ts"),
+  ]);
+  return createExporter({
+    ...deps,
+    publisher: createNatsPublisher({
+      url: nats.url,
+      stream: nats.stream,
+      duplicateWindowMs: nats.duplicateWindowSeconds * 1000,
+      publishTimeoutMs: 5_000,
+      logger: deps.logger,
+    }),
+    encode: exportMessage,
+    options: { maxInFlight: nats.maxInFlight },
+  });
+}
+
 /** Domain only (no HTTP): what the CLI's operator commands need. */
 export function createDomain(deps: {
   store: Store;
@@ -232,6 +262,9 @@ export function createDomain(deps: {
     verifyToken: (credential) => tokens.verifyToken(credential),
     observer,
     logger,
+    maxEventBytes: config.limits.eventBytes,
+    readersPerToken: config.feedReaders.perToken,
+    readersPerTenant: config.feedReaders.perTenant,
   });
   // Audit events always have a horizon (INTAKE_AUDIT_RETENTION_DAYS, default 365); events only when set.
   const retentionTables: RetentionTable[] = [
@@ -279,6 +312,8 @@ export async function createApp(options: AppOptions) {
   domain.retention.start();
   domain.autoResolve.start();
   metrics?.readIncidentsOpenFrom(() => store.incidents.countOpen());
+  const exporter = await openExporter(config, { store, notifier, observer, logger });
+  exporter?.start();
   const admission = createAdmission(
     domain.tokens,
     logger,
@@ -297,6 +332,7 @@ export async function createApp(options: AppOptions) {
     rpc: createRpcRouter(rpc, { grpc: false }),
     apiDocs: config.apiDocs ? { version: config.version } : null,
     console: config.console,
+    corsOrigins: config.corsOrigins,
     metrics,
   });
   /**
@@ -318,6 +354,8 @@ export async function createApp(options: AppOptions) {
     await domain.tokens.flushLastUsed();
     // Queued events are committed (and their senders answered) before the store closes.
     await domain.ingest.close();
+    // After the last commits: what is acknowledged is recorded and the lease let go.
+    await exporter?.stop();
     await rateLimiter.close();
     await notifier.close();
     await cache.close();
@@ -334,6 +372,8 @@ export async function createApp(options: AppOptions) {
     /** What is serving as the cache now (`memory` while a configured Redis is unreachable). */
     cacheServing,
     domain,
+    /** The export to NATS JetStream; null when INTAKE_EXPORT_NATS_URL is unset. */
+    exporter,
     impls,
     admission,
     gateway,

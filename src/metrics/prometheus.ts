@@ -51,7 +51,7 @@ const SIGNATURE_FAILURES: readonly SignatureFailureReason[] = [
   "no_matching_signature",
 ];
 const CACHE_RESULTS: readonly CacheLookupResult[] = ["hit", "negative_hit", "shared_hit", "miss"];
-const POLICIES: readonly RateLimitPolicy[] = ["api", "ingest"];
+const POLICIES: readonly RateLimitPolicy[] = ["api", "ingest", "feed"];
 /** Any other method a client sends is counted as `other`: the method is input, its label a closed set. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 /**
@@ -289,6 +289,16 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
   ]) {
     register(registry, metric);
   }
+  const exportPublished = new CellCounter(
+    "intake_export_published_total",
+    "Messages the export's stream acknowledged, by result (stored, duplicate: it already held the id).",
+  );
+  register(registry, exportPublished);
+  const exportLag = new Gauge({
+    name: "intake_export_lag_events",
+    help: "Feed positions (events and incident changes) committed and not yet acknowledged by the export's stream; set by the exporting instance.",
+    registers: [registry],
+  });
   const feedStreams = new Gauge({
     name: "intake_feed_streams",
     help: "Live feed streams (SSE and StreamFeed).",
@@ -322,6 +332,7 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
       for (const severity of SEVERITIES) this.set({ severity }, counts[severity]);
     },
   });
+  const publishedCells = closedSet(exportPublished, "result", ["stored", "duplicate"] as const);
   const batchCell = batchSize.cell({});
   const commitCell = commitSeconds.cell({});
   const cacheCells = new Map<string, Record<CacheLookupResult, CounterCell>>();
@@ -414,6 +425,13 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
     incidentChange(change) {
       const cell = changeCells.get(change);
       if (cell) cell.value += 1;
+    },
+    exportPublished(result) {
+      const cell = publishedCells.get(result);
+      if (cell) cell.value += 1;
+    },
+    exportLag(positions) {
+      exportLag.set(positions);
     },
   };
 

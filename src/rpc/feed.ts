@@ -59,8 +59,16 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
     }
   }
 
-  /** One page of the feed for a ListFeed request (REST's long poll and the RPC alike). */
-  function pageOf(req: ListFeedRequest, ctx: CallContext, signal: AbortSignal | undefined): Promise<FeedPage> {
+  /**
+   * One page of the feed for a ListFeed request (a long poll with wait_seconds). The
+   * call's token goes along: a long poll re-checks it while it waits and before it answers.
+   */
+  function pageOf(
+    req: ListFeedRequest,
+    ctx: CallContext & Partial<Pick<HandlerContext, "requestHeader">>,
+    signal: AbortSignal | undefined,
+  ): Promise<FeedPage> {
+    const credential = bearerCredential(ctx.requestHeader?.get("authorization") ?? null) ?? undefined;
     return feed.listFeed(
       principalOf(ctx),
       {
@@ -70,7 +78,7 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
         start: startOf(req.start),
         waitSeconds: req.waitSeconds,
       },
-      signal,
+      { signal, credential },
     );
   }
 

@@ -10,6 +10,7 @@
  */
 
 import type { StreamChange } from "../incident-types.ts";
+import type { PublishAck } from "./publisher.ts";
 
 /**
  * `intake_ingest_events_total{outcome}`. Reported once per ingest attempt by domain/ingest.ts
@@ -38,7 +39,8 @@ export type SignatureFailureReason =
 export type CacheLookupResult = "hit" | "negative_hit" | "shared_hit" | "miss";
 
 /** `intake_rate_limited_total{policy}`. */
-export type RateLimitPolicy = "api" | "ingest";
+/** `feed`: the cap on live feed reads per token and per tenant (docs/feed.md). */
+export type RateLimitPolicy = "api" | "ingest" | "feed";
 
 export interface Observer {
   /**
@@ -62,6 +64,10 @@ export interface Observer {
   rateLimiterFallback(policy: RateLimitPolicy): void;
   /** `intake_incident_changes_total{change}`: one committed incident change (§17), by an event, by hand or auto. */
   incidentChange(change: StreamChange): void;
+  /** `intake_export_published_total{result}`: one message JetStream acknowledged (docs/export.md). */
+  exportPublished(result: PublishAck): void;
+  /** `intake_export_lag_events`: feed positions committed and not yet acknowledged, on the exporting instance. */
+  exportLag(positions: number): void;
 }
 
 /** Counts the lookups of one cache namespace by where each was answered. */
@@ -80,4 +86,6 @@ export const noopObserver: Observer = {
   rateLimited() {},
   rateLimiterFallback() {},
   incidentChange() {},
+  exportPublished() {},
+  exportLag() {},
 };
