@@ -79,7 +79,7 @@ function keyOf(serviceId: string, idempotencyKey: string | null): string {
   return JSON.stringify([serviceId, idempotencyKey]);
 }
 
-export function createEventRepo(pool: PostgresPool): EventRepo {
+export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
   const { guard } = pool;
   const newIncidentId = createIdGenerator();
 
