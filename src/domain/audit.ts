@@ -61,6 +61,7 @@ export const SERVICE_AUDITED_FIELDS: AuditedFields<ServiceRecord> = {
       ? null
       : { limit: s.rateLimitLimit, window_seconds: s.rateLimitWindowSeconds },
   incident_auto_resolve_seconds: (s) => s.incidentAutoResolveSeconds,
+  signature_scheme: (s) => s.signatureScheme,
 };
 
 export const TENANT_AUDITED_FIELDS: AuditedFields<TenantRecord> = {

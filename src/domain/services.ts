@@ -14,7 +14,14 @@ import type { RateLimit } from "./ports/rate-limiter.ts";
 import type { ServiceChanges, Store } from "./ports/store.ts";
 import { rateLimitIssues } from "./rate-limits.ts";
 import type { Sealer } from "./sealing.ts";
-import type { Clock, Principal, ServiceRecord, ServiceSummary } from "./types.ts";
+import {
+  type Clock,
+  type Principal,
+  type ServiceRecord,
+  type ServiceSummary,
+  SIGNATURE_SCHEMES,
+  type SignatureScheme,
+} from "./types.ts";
 import { checkName, throwIfIssues } from "./validation.ts";
 
 /**
@@ -31,6 +38,8 @@ export interface SigningMaterial {
   rateLimit?: RateLimit | null;
   /** Current first; the previous one while its grace window lasts. */
   secrets: Array<{ sealed: string; expiresAt: number | null }>;
+  /** How senders sign (§19); absent in an entry cached by an older version: `stripe`. */
+  scheme?: SignatureScheme;
 }
 
 export function signingMaterial(record: ServiceRecord): SigningMaterial {
@@ -38,7 +47,13 @@ export function signingMaterial(record: ServiceRecord): SigningMaterial {
   if (record.previousSecretCiphertext !== null && record.previousSecretExpiresAt !== null) {
     secrets.push({ sealed: record.previousSecretCiphertext, expiresAt: record.previousSecretExpiresAt });
   }
-  return { tenantId: record.tenantId, isMonitored: record.isMonitored, rateLimit: ownRateLimit(record), secrets };
+  return {
+    tenantId: record.tenantId,
+    isMonitored: record.isMonitored,
+    rateLimit: ownRateLimit(record),
+    secrets,
+    scheme: record.signatureScheme,
+  };
 }
 
 /** The service's own rate limit, or null when it uses the deployment's default. */
@@ -89,6 +104,8 @@ export interface ServiceUpdate {
   rateLimit?: RateLimit | null | undefined;
   /** §17: seconds without an alert event before an open incident auto-resolves; null = never. */
   incidentAutoResolveSeconds?: number | null | undefined;
+  /** §19: how its senders sign; the secret is kept (docs/ingest.md, "Switching schemes"). */
+  signatureScheme?: string | undefined;
 }
 
 /** §17: null, or a whole number of seconds from 60 to 2592000 (30 days). */
@@ -100,6 +117,13 @@ function checkAutoResolve(value: number | null | undefined, issues: FieldIssue[]
       message: `must be null or a whole number from ${AUTO_RESOLVE_MIN_SECONDS} to ${AUTO_RESOLVE_MAX_SECONDS}`,
     });
   }
+}
+
+/** A known `signature_scheme`, or an issue on `field`. */
+function checkScheme(value: string, issues: FieldIssue[]): SignatureScheme {
+  if ((SIGNATURE_SCHEMES as readonly string[]).includes(value)) return value as SignatureScheme;
+  issues.push({ field: "signature_scheme", message: `must be one of: ${SIGNATURE_SCHEMES.join(", ")}` });
+  return "stripe";
 }
 
 function sameLimit(a: RateLimit | null, b: RateLimit | null): boolean {
@@ -139,6 +163,7 @@ export function createServices(deps: ServiceDeps) {
     input: {
       serviceName: string;
       isMonitored?: boolean | undefined;
+      signatureScheme?: string | undefined;
       incidentAutoResolveSeconds?: number | null | undefined;
     },
     requestId: string | null,
@@ -146,10 +171,11 @@ export function createServices(deps: ServiceDeps) {
     const issues: FieldIssue[] = [];
     const serviceName = checkName("service_name", input.serviceName, issues);
     checkAutoResolve(input.incidentAutoResolveSeconds, issues);
+    const signatureScheme = checkScheme(input.signatureScheme ?? "stripe", issues);
     throwIfIssues(issues);
     const now = clock.now();
     const id = deps.newId();
-    const signingSecret = generateSigningSecret();
+    const signingSecret = generateSigningSecret(signatureScheme);
     const record: ServiceRecord = {
       id,
       tenantId: principal.tenantId,
@@ -165,6 +191,7 @@ export function createServices(deps: ServiceDeps) {
       rateLimitLimit: null,
       rateLimitWindowSeconds: null,
       incidentAutoResolveSeconds: input.incidentAutoResolveSeconds ?? null,
+      signatureScheme,
     };
     const event = audit.record(principal.tenantId, tokenOrigin(principal, requestId), "service.create", {
       type: "service",
@@ -248,6 +275,12 @@ export function createServices(deps: ServiceDeps) {
     if (update.isMonitored !== undefined && update.isMonitored !== current.isMonitored) {
       changes.isMonitored = update.isMonitored;
     }
+    if (update.signatureScheme !== undefined) {
+      const issues: FieldIssue[] = [];
+      const scheme = checkScheme(update.signatureScheme, issues);
+      throwIfIssues(issues);
+      if (scheme !== current.signatureScheme) changes.signatureScheme = scheme;
+    }
     const autoResolve = update.incidentAutoResolveSeconds;
     if (autoResolve !== undefined) {
       const issues: FieldIssue[] = [];
@@ -288,7 +321,8 @@ export function createServices(deps: ServiceDeps) {
   ): Promise<{ record: ServiceRecord; signingSecret: string }> {
     const current = await getService(principal, id);
     const now = clock.now();
-    const signingSecret = generateSigningSecret();
+    // The new secret in the form of the service's scheme, as a new service of it gets.
+    const signingSecret = generateSigningSecret(current.signatureScheme);
     const event = audit.record(principal.tenantId, tokenOrigin(principal, requestId), "service.secret_rotate", {
       type: "service",
       id: current.id,

@@ -99,6 +99,14 @@ export const RateLimitSchema = t.Object(
   },
 );
 
+const signatureScheme = (options: { description?: string; default?: string } = {}) =>
+  t.Union([t.Literal("stripe"), t.Literal("standard_webhooks")], {
+    description:
+      "how the service's senders sign (docs/ingest.md): `stripe` (X-Service-Signature) or `standard_webhooks` (webhook-id, webhook-timestamp, webhook-signature)",
+    error: "must be one of: stripe, standard_webhooks",
+    ...options,
+  });
+
 export const ServiceRecordSchema = t.Object(
   {
     id: ServiceId,
@@ -115,6 +123,7 @@ export const ServiceRecordSchema = t.Object(
     incident_auto_resolve_seconds: t.Union([t.Integer(), t.Null()], {
       description: "§17: open incidents with no alert event for this long are resolved (auto); null: never",
     }),
+    signature_scheme: signatureScheme(),
   },
   component("Service"),
 );
@@ -122,7 +131,12 @@ export const ServiceRecordSchema = t.Object(
 export const CreatedService = t.Composite(
   [
     ServiceRecordSchema,
-    t.Object({ signing_secret: t.String({ description: "whsec_ + 43 base62; shown only in this response" }) }),
+    t.Object({
+      signing_secret: t.String({
+        description:
+          "shown only in this response: whsec_ + 43 base62 (stripe), or whsec_ + the base64 of 32 random bytes (standard_webhooks)",
+      }),
+    }),
   ],
   component("CreatedService"),
 );
@@ -139,6 +153,7 @@ export const CreateServiceBody = t.Object(
     service_name: name,
     is_monitored: t.Optional(t.Boolean({ default: true })),
     incident_auto_resolve_seconds: t.Optional(AutoResolveSeconds),
+    signature_scheme: t.Optional(signatureScheme({ default: "stripe" })),
   },
   { additionalProperties: false, examples: [{ service_name: "billing" }], ...component("CreateServiceRequest") },
 );
@@ -151,6 +166,11 @@ export const UpdateServiceBody = t.Object(
         description: "sets the service's own ingest rate limit; null returns it to the deployment's default",
         // TypeBox reports a failed union only as "should be one of": say what is expected.
         error: `must be null or {"limit": 1..${MAX_LIMIT}, "window_seconds": 1..${MAX_WINDOW_SECONDS}}, whole numbers, no other field`,
+      }),
+    ),
+    signature_scheme: t.Optional(
+      signatureScheme({
+        description: "switches how senders sign (`stripe` or `standard_webhooks`); the secret is kept",
       }),
     ),
     service_name: t.Optional(t.Unknown({ description: "immutable: naming it is 400 service_name_immutable" })),

@@ -49,6 +49,7 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
             serviceName: call.body.service_name,
             isMonitored: call.body.is_monitored,
             incidentAutoResolveSeconds: call.body.incident_auto_resolve_seconds,
+            signatureScheme: call.body.signature_scheme,
           },
           call.x.requestId,
         );
@@ -86,7 +87,11 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       body: "json",
       errors: { 400: ["service_name_immutable"], 404: ["not_found"] },
       schemas: { params: IdParams, body: UpdateServiceBody, response: { 200: ServiceRecordSchema } },
-      doc: { summary: "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit", tag },
+      doc: {
+        summary:
+          "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit, switch its signature_scheme",
+        tag,
+      },
       exists: (call) => services.getService(caller(call), call.params.id),
       handle: async (call) => {
         const { body } = call;
@@ -97,6 +102,7 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
           {
             isMonitored: body.is_monitored,
             incidentAutoResolveSeconds: body.incident_auto_resolve_seconds,
+            signatureScheme: body.signature_scheme,
             rateLimit:
               limit === undefined || limit === null
                 ? limit

@@ -15,7 +15,7 @@ import type { Page } from "../domain/pagination.ts";
 import type { Services } from "../domain/services.ts";
 import type { ServiceSummary } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
-import { serviceMessage } from "../shapes/services.ts";
+import { schemeOfMessage, serviceMessage } from "../shapes/services.ts";
 import { ts } from "../shapes/time.ts";
 import { principalOf, requestIdOf } from "./context.ts";
 import type { Impl } from "./impl.ts";
@@ -49,6 +49,7 @@ export function createServiceRegistryImpl(deps: {
           serviceName: req.serviceName,
           isMonitored: req.isMonitored,
           incidentAutoResolveSeconds: req.incidentAutoResolveSeconds,
+          signatureScheme: schemeOfMessage(req.signatureScheme, "default"),
         },
         requestIdOf(ctx),
       );
@@ -78,6 +79,7 @@ export function createServiceRegistryImpl(deps: {
           isMonitored: req.isMonitored,
           serviceName: req.serviceName,
           incidentAutoResolveSeconds: req.resetIncidentAutoResolveSeconds ? null : req.incidentAutoResolveSeconds,
+          signatureScheme: schemeOfMessage(req.signatureScheme, "refused"),
           rateLimit: req.resetRateLimit
             ? null
             : req.rateLimit && { limit: req.rateLimit.limit, windowSeconds: req.rateLimit.windowSeconds },

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file intake/v1/ingest.proto.
  */
 export const file_intake_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEieQoNSW5nZXN0UmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCRIPCgdwYXlsb2FkGAMgASgMEhwKD2lkZW1wb3RlbmN5X2tleRgEIAEoCUgAiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXkisAEKDkluZ2VzdFJlc3BvbnNlEgoKAmlkGAEgASgJEi8KC3JlY2VpdmVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglkdXBsaWNhdGUYAyABKAgSFgoJZGVkdXBfa2V5GAQgASgJSACIAQESGAoLaW5jaWRlbnRfaWQYBSABKAlIAYgBAUIMCgpfZGVkdXBfa2V5Qg4KDF9pbmNpZGVudF9pZCLhAQoFRXZlbnQSCgoCaWQYASABKAkSEgoKc2VydmljZV9pZBgCIAEoCRIvCgtyZWNlaXZlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoPaWRlbXBvdGVuY3lfa2V5GAQgASgJSACIAQESDwoHcGF5bG9hZBgFIAEoDBIRCgR0eXBlGAYgASgJSAGIAQESGAoLaW5jaWRlbnRfaWQYByABKAlIAogBAUISChBfaWRlbXBvdGVuY3lfa2V5QgcKBV90eXBlQg4KDF9pbmNpZGVudF9pZCJlChFMaXN0RXZlbnRzUmVxdWVzdBISCgpzZXJ2aWNlX2lkGAEgASgJEhIKBWxpbWl0GAIgASgFSACIAQESEwoGY3Vyc29yGAMgASgJSAGIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3IiXgoSTGlzdEV2ZW50c1Jlc3BvbnNlEh4KBGRhdGEYASADKAsyEC5pbnRha2UudjEuRXZlbnQSGAoLbmV4dF9jdXJzb3IYAiABKAlIAIgBAUIOCgxfbmV4dF9jdXJzb3IiHQoPR2V0RXZlbnRSZXF1ZXN0EgoKAmlkGAEgASgJIjMKEEdldEV2ZW50UmVzcG9uc2USHwoFZXZlbnQYASABKAsyEC5pbnRha2UudjEuRXZlbnQy3gEKDUluZ2VzdFNlcnZpY2USPQoGSW5nZXN0EhguaW50YWtlLnYxLkluZ2VzdFJlcXVlc3QaGS5pbnRha2UudjEuSW5nZXN0UmVzcG9uc2USSQoKTGlzdEV2ZW50cxIcLmludGFrZS52MS5MaXN0RXZlbnRzUmVxdWVzdBodLmludGFrZS52MS5MaXN0RXZlbnRzUmVzcG9uc2USQwoIR2V0RXZlbnQSGi5pbnRha2UudjEuR2V0RXZlbnRSZXF1ZXN0GhsuaW50YWtlLnYxLkdldEV2ZW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEijQIKDUluZ2VzdFJlcXVlc3QSEgoKc2VydmljZV9pZBgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHcGF5bG9hZBgDIAEoDBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIXCgp3ZWJob29rX2lkGAUgASgJSAGIAQESHgoRd2ViaG9va190aW1lc3RhbXAYBiABKAlIAogBARIeChF3ZWJob29rX3NpZ25hdHVyZRgHIAEoCUgDiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCDQoLX3dlYmhvb2tfaWRCFAoSX3dlYmhvb2tfdGltZXN0YW1wQhQKEl93ZWJob29rX3NpZ25hdHVyZSKwAQoOSW5nZXN0UmVzcG9uc2USCgoCaWQYASABKAkSLwoLcmVjZWl2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCWR1cGxpY2F0ZRgDIAEoCBIWCglkZWR1cF9rZXkYBCABKAlIAIgBARIYCgtpbmNpZGVudF9pZBgFIAEoCUgBiAEBQgwKCl9kZWR1cF9rZXlCDgoMX2luY2lkZW50X2lkIuEBCgVFdmVudBIKCgJpZBgBIAEoCRISCgpzZXJ2aWNlX2lkGAIgASgJEi8KC3JlY2VpdmVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIPCgdwYXlsb2FkGAUgASgMEhEKBHR5cGUYBiABKAlIAYgBARIYCgtpbmNpZGVudF9pZBgHIAEoCUgCiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCBwoFX3R5cGVCDgoMX2luY2lkZW50X2lkImUKEUxpc3RFdmVudHNSZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZjdXJzb3IYAyABKAlIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciJeChJMaXN0RXZlbnRzUmVzcG9uc2USHgoEZGF0YRgBIAMoCzIQLmludGFrZS52MS5FdmVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciIdCg9HZXRFdmVudFJlcXVlc3QSCgoCaWQYASABKAkiMwoQR2V0RXZlbnRSZXNwb25zZRIfCgVldmVudBgBIAEoCzIQLmludGFrZS52MS5FdmVudDLeAQoNSW5nZXN0U2VydmljZRI9CgZJbmdlc3QSGC5pbnRha2UudjEuSW5nZXN0UmVxdWVzdBoZLmludGFrZS52MS5Jbmdlc3RSZXNwb25zZRJJCgpMaXN0RXZlbnRzEhwuaW50YWtlLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gh0uaW50YWtlLnYxLkxpc3RFdmVudHNSZXNwb25zZRJDCghHZXRFdmVudBIaLmludGFrZS52MS5HZXRFdmVudFJlcXVlc3QaGy5pbnRha2UudjEuR2V0RXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message intake.v1.IngestRequest
@@ -24,7 +24,7 @@ export type IngestRequest = Message<"intake.v1.IngestRequest"> & {
   serviceId: string;
 
   /**
-   * The X-Service-Signature value: t=<unix seconds>,v1=<hex>[,v1=...].
+   * For a `stripe` service: the X-Service-Signature value, t=<unix seconds>,v1=<hex>[,v1=...].
    *
    * @generated from field: string signature = 2;
    */
@@ -38,9 +38,32 @@ export type IngestRequest = Message<"intake.v1.IngestRequest"> & {
   payload: Uint8Array;
 
   /**
+   * For a `standard_webhooks` service, equal to webhook_id when set.
+   *
    * @generated from field: optional string idempotency_key = 4;
    */
   idempotencyKey?: string | undefined;
+
+  /**
+   * For a `standard_webhooks` service: the webhook-id header (also the idempotency key).
+   *
+   * @generated from field: optional string webhook_id = 5;
+   */
+  webhookId?: string | undefined;
+
+  /**
+   * For a `standard_webhooks` service: the webhook-timestamp header (Unix seconds).
+   *
+   * @generated from field: optional string webhook_timestamp = 6;
+   */
+  webhookTimestamp?: string | undefined;
+
+  /**
+   * For a `standard_webhooks` service: the webhook-signature header, v1,<base64>[ v1,<base64>...].
+   *
+   * @generated from field: optional string webhook_signature = 7;
+   */
+  webhookSignature?: string | undefined;
 };
 
 /**

@@ -2,8 +2,8 @@
 // @generated from file intake/v1/services.proto (package intake.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file intake/v1/services.proto.
  */
 export const file_intake_v1_services: GenFile = /*@__PURE__*/
-  fileDesc("ChhpbnRha2UvdjEvc2VydmljZXMucHJvdG8SCWludGFrZS52MSKCBAoHU2VydmljZRIKCgJpZBgBIAEoCRIUCgxzZXJ2aWNlX25hbWUYAiABKAkSFAoMaXNfbW9uaXRvcmVkGAMgASgIEh0KFXNpZ25pbmdfc2VjcmV0X3ByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6ChFzZWNyZXRfcm90YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARItCgpyYXRlX2xpbWl0GAkgASgLMhQuaW50YWtlLnYxLlJhdGVMaW1pdEgCiAEBEioKHWluY2lkZW50X2F1dG9fcmVzb2x2ZV9zZWNvbmRzGAogASgFSAOIAQFCFAoSX3NlY3JldF9yb3RhdGVkX2F0Qh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdEINCgtfcmF0ZV9saW1pdEIgCh5faW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMiMgoJUmF0ZUxpbWl0Eg0KBWxpbWl0GAEgASgFEhYKDndpbmRvd19zZWNvbmRzGAIgASgFIqYBChRDcmVhdGVTZXJ2aWNlUmVxdWVzdBIUCgxzZXJ2aWNlX25hbWUYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESKgodaW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMYAyABKAVIAYgBAUIPCg1faXNfbW9uaXRvcmVkQiAKHl9pbmNpZGVudF9hdXRvX3Jlc29sdmVfc2Vjb25kcyJUChVDcmVhdGVTZXJ2aWNlUmVzcG9uc2USIwoHc2VydmljZRgBIAEoCzISLmludGFrZS52MS5TZXJ2aWNlEhYKDnNpZ25pbmdfc2VjcmV0GAIgASgJIh8KEUdldFNlcnZpY2VSZXF1ZXN0EgoKAmlkGAEgASgJIjkKEkdldFNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiUwoTTGlzdFNlcnZpY2VzUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEhMKBmN1cnNvchgCIAEoCUgBiAEBQggKBl9saW1pdEIJCgdfY3Vyc29yImIKFExpc3RTZXJ2aWNlc1Jlc3BvbnNlEiAKBGRhdGEYASADKAsyEi5pbnRha2UudjEuU2VydmljZRIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciLNAgoUVXBkYXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESGQoMc2VydmljZV9uYW1lGAMgASgJSAGIAQESLQoKcmF0ZV9saW1pdBgEIAEoCzIULmludGFrZS52MS5SYXRlTGltaXRIAogBARIYChByZXNldF9yYXRlX2xpbWl0GAUgASgIEioKHWluY2lkZW50X2F1dG9fcmVzb2x2ZV9zZWNvbmRzGAYgASgFSAOIAQESKwojcmVzZXRfaW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMYByABKAhCDwoNX2lzX21vbml0b3JlZEIPCg1fc2VydmljZV9uYW1lQg0KC19yYXRlX2xpbWl0QiAKHl9pbmNpZGVudF9hdXRvX3Jlc29sdmVfc2Vjb25kcyI8ChVVcGRhdGVTZXJ2aWNlUmVzcG9uc2USIwoHc2VydmljZRgBIAEoCzISLmludGFrZS52MS5TZXJ2aWNlIiIKFERlbGV0ZVNlcnZpY2VSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFURlbGV0ZVNlcnZpY2VSZXNwb25zZSIoChpSb3RhdGVTaWduaW5nU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoCSLYAQobUm90YXRlU2lnbmluZ1NlY3JldFJlc3BvbnNlEhIKCnNlcnZpY2VfaWQYASABKAkSFgoOc2lnbmluZ19zZWNyZXQYAiABKAkSHQoVc2lnbmluZ19zZWNyZXRfcHJlZml4GAMgASgJEi4KCnJvdGF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEj4KGnByZXZpb3VzX3NlY3JldF9leHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDKWBAoWU2VydmljZVJlZ2lzdHJ5U2VydmljZRJSCg1DcmVhdGVTZXJ2aWNlEh8uaW50YWtlLnYxLkNyZWF0ZVNlcnZpY2VSZXF1ZXN0GiAuaW50YWtlLnYxLkNyZWF0ZVNlcnZpY2VSZXNwb25zZRJJCgpHZXRTZXJ2aWNlEhwuaW50YWtlLnYxLkdldFNlcnZpY2VSZXF1ZXN0Gh0uaW50YWtlLnYxLkdldFNlcnZpY2VSZXNwb25zZRJPCgxMaXN0U2VydmljZXMSHi5pbnRha2UudjEuTGlzdFNlcnZpY2VzUmVxdWVzdBofLmludGFrZS52MS5MaXN0U2VydmljZXNSZXNwb25zZRJSCg1VcGRhdGVTZXJ2aWNlEh8uaW50YWtlLnYxLlVwZGF0ZVNlcnZpY2VSZXF1ZXN0GiAuaW50YWtlLnYxLlVwZGF0ZVNlcnZpY2VSZXNwb25zZRJSCg1EZWxldGVTZXJ2aWNlEh8uaW50YWtlLnYxLkRlbGV0ZVNlcnZpY2VSZXF1ZXN0GiAuaW50YWtlLnYxLkRlbGV0ZVNlcnZpY2VSZXNwb25zZRJkChNSb3RhdGVTaWduaW5nU2VjcmV0EiUuaW50YWtlLnYxLlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXF1ZXN0GiYuaW50YWtlLnYxLlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChhpbnRha2UvdjEvc2VydmljZXMucHJvdG8SCWludGFrZS52MSK4BAoHU2VydmljZRIKCgJpZBgBIAEoCRIUCgxzZXJ2aWNlX25hbWUYAiABKAkSFAoMaXNfbW9uaXRvcmVkGAMgASgIEh0KFXNpZ25pbmdfc2VjcmV0X3ByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6ChFzZWNyZXRfcm90YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARItCgpyYXRlX2xpbWl0GAkgASgLMhQuaW50YWtlLnYxLlJhdGVMaW1pdEgCiAEBEjQKEHNpZ25hdHVyZV9zY2hlbWUYCiABKA4yGi5pbnRha2UudjEuU2lnbmF0dXJlU2NoZW1lEioKHWluY2lkZW50X2F1dG9fcmVzb2x2ZV9zZWNvbmRzGAsgASgFSAOIAQFCFAoSX3NlY3JldF9yb3RhdGVkX2F0Qh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdEINCgtfcmF0ZV9saW1pdEIgCh5faW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMiMgoJUmF0ZUxpbWl0Eg0KBWxpbWl0GAEgASgFEhYKDndpbmRvd19zZWNvbmRzGAIgASgFItwBChRDcmVhdGVTZXJ2aWNlUmVxdWVzdBIUCgxzZXJ2aWNlX25hbWUYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESNAoQc2lnbmF0dXJlX3NjaGVtZRgDIAEoDjIaLmludGFrZS52MS5TaWduYXR1cmVTY2hlbWUSKgodaW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMYBCABKAVIAYgBAUIPCg1faXNfbW9uaXRvcmVkQiAKHl9pbmNpZGVudF9hdXRvX3Jlc29sdmVfc2Vjb25kcyJUChVDcmVhdGVTZXJ2aWNlUmVzcG9uc2USIwoHc2VydmljZRgBIAEoCzISLmludGFrZS52MS5TZXJ2aWNlEhYKDnNpZ25pbmdfc2VjcmV0GAIgASgJIh8KEUdldFNlcnZpY2VSZXF1ZXN0EgoKAmlkGAEgASgJIjkKEkdldFNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiUwoTTGlzdFNlcnZpY2VzUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEhMKBmN1cnNvchgCIAEoCUgBiAEBQggKBl9saW1pdEIJCgdfY3Vyc29yImIKFExpc3RTZXJ2aWNlc1Jlc3BvbnNlEiAKBGRhdGEYASADKAsyEi5pbnRha2UudjEuU2VydmljZRIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciKdAwoUVXBkYXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESGQoMc2VydmljZV9uYW1lGAMgASgJSAGIAQESLQoKcmF0ZV9saW1pdBgEIAEoCzIULmludGFrZS52MS5SYXRlTGltaXRIAogBARIYChByZXNldF9yYXRlX2xpbWl0GAUgASgIEjkKEHNpZ25hdHVyZV9zY2hlbWUYBiABKA4yGi5pbnRha2UudjEuU2lnbmF0dXJlU2NoZW1lSAOIAQESKgodaW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMYByABKAVIBIgBARIrCiNyZXNldF9pbmNpZGVudF9hdXRvX3Jlc29sdmVfc2Vjb25kcxgIIAEoCEIPCg1faXNfbW9uaXRvcmVkQg8KDV9zZXJ2aWNlX25hbWVCDQoLX3JhdGVfbGltaXRCEwoRX3NpZ25hdHVyZV9zY2hlbWVCIAoeX2luY2lkZW50X2F1dG9fcmVzb2x2ZV9zZWNvbmRzIjwKFVVwZGF0ZVNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiIgoURGVsZXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlU2VydmljZVJlc3BvbnNlIigKGlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgJItgBChtSb3RhdGVTaWduaW5nU2VjcmV0UmVzcG9uc2USEgoKc2VydmljZV9pZBgBIAEoCRIWCg5zaWduaW5nX3NlY3JldBgCIAEoCRIdChVzaWduaW5nX3NlY3JldF9wcmVmaXgYAyABKAkSLgoKcm90YXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKngKD1NpZ25hdHVyZVNjaGVtZRIgChxTSUdOQVRVUkVfU0NIRU1FX1VOU1BFQ0lGSUVEEAASGwoXU0lHTkFUVVJFX1NDSEVNRV9TVFJJUEUQARImCiJTSUdOQVRVUkVfU0NIRU1FX1NUQU5EQVJEX1dFQkhPT0tTEAIylgQKFlNlcnZpY2VSZWdpc3RyeVNlcnZpY2USUgoNQ3JlYXRlU2VydmljZRIfLmludGFrZS52MS5DcmVhdGVTZXJ2aWNlUmVxdWVzdBogLmludGFrZS52MS5DcmVhdGVTZXJ2aWNlUmVzcG9uc2USSQoKR2V0U2VydmljZRIcLmludGFrZS52MS5HZXRTZXJ2aWNlUmVxdWVzdBodLmludGFrZS52MS5HZXRTZXJ2aWNlUmVzcG9uc2USTwoMTGlzdFNlcnZpY2VzEh4uaW50YWtlLnYxLkxpc3RTZXJ2aWNlc1JlcXVlc3QaHy5pbnRha2UudjEuTGlzdFNlcnZpY2VzUmVzcG9uc2USUgoNVXBkYXRlU2VydmljZRIfLmludGFrZS52MS5VcGRhdGVTZXJ2aWNlUmVxdWVzdBogLmludGFrZS52MS5VcGRhdGVTZXJ2aWNlUmVzcG9uc2USUgoNRGVsZXRlU2VydmljZRIfLmludGFrZS52MS5EZWxldGVTZXJ2aWNlUmVxdWVzdBogLmludGFrZS52MS5EZWxldGVTZXJ2aWNlUmVzcG9uc2USZAoTUm90YXRlU2lnbmluZ1NlY3JldBIlLmludGFrZS52MS5Sb3RhdGVTaWduaW5nU2VjcmV0UmVxdWVzdBomLmludGFrZS52MS5Sb3RhdGVTaWduaW5nU2VjcmV0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * Service is the public record of a sender (never with its secret).
@@ -72,9 +72,16 @@ export type Service = Message<"intake.v1.Service"> & {
   rateLimit?: RateLimit | undefined;
 
   /**
+   * How its senders sign (REST `signature_scheme`).
+   *
+   * @generated from field: intake.v1.SignatureScheme signature_scheme = 10;
+   */
+  signatureScheme: SignatureScheme;
+
+  /**
    * §17: open incidents with no alert event for this long are resolved (auto); absent: never.
    *
-   * @generated from field: optional int32 incident_auto_resolve_seconds = 10;
+   * @generated from field: optional int32 incident_auto_resolve_seconds = 11;
    */
   incidentAutoResolveSeconds?: number | undefined;
 };
@@ -131,9 +138,16 @@ export type CreateServiceRequest = Message<"intake.v1.CreateServiceRequest"> & {
   isMonitored?: boolean | undefined;
 
   /**
+   * Defaults to SIGNATURE_SCHEME_STRIPE.
+   *
+   * @generated from field: intake.v1.SignatureScheme signature_scheme = 3;
+   */
+  signatureScheme: SignatureScheme;
+
+  /**
    * §17: 60..2592000; absent: never auto-resolve.
    *
-   * @generated from field: optional int32 incident_auto_resolve_seconds = 3;
+   * @generated from field: optional int32 incident_auto_resolve_seconds = 4;
    */
   incidentAutoResolveSeconds?: number | undefined;
 };
@@ -155,7 +169,8 @@ export type CreateServiceResponse = Message<"intake.v1.CreateServiceResponse"> &
   service?: Service | undefined;
 
   /**
-   * whsec_ + 43 base62, shown only in this response.
+   * Shown only in this response: whsec_ + 43 base62 (stripe), or whsec_ + the base64 of 32
+   * random bytes (standard_webhooks).
    *
    * @generated from field: string signing_secret = 2;
    */
@@ -285,16 +300,23 @@ export type UpdateServiceRequest = Message<"intake.v1.UpdateServiceRequest"> & {
   resetRateLimit: boolean;
 
   /**
+   * Switches how senders sign; the secret is kept. SIGNATURE_SCHEME_UNSPECIFIED is refused.
+   *
+   * @generated from field: optional intake.v1.SignatureScheme signature_scheme = 6;
+   */
+  signatureScheme?: SignatureScheme | undefined;
+
+  /**
    * §17: 60..2592000.
    *
-   * @generated from field: optional int32 incident_auto_resolve_seconds = 6;
+   * @generated from field: optional int32 incident_auto_resolve_seconds = 7;
    */
   incidentAutoResolveSeconds?: number | undefined;
 
   /**
    * true: never auto-resolve (REST `"incident_auto_resolve_seconds": null`); not with incident_auto_resolve_seconds.
    *
-   * @generated from field: bool reset_incident_auto_resolve_seconds = 7;
+   * @generated from field: bool reset_incident_auto_resolve_seconds = 8;
    */
   resetIncidentAutoResolveSeconds: boolean;
 };
@@ -408,6 +430,40 @@ export const RotateSigningSecretResponseSchema: GenMessage<RotateSigningSecretRe
   messageDesc(file_intake_v1_services, 13);
 
 /**
+ * SignatureScheme is how a service's senders sign their events (docs/ingest.md).
+ *
+ * @generated from enum intake.v1.SignatureScheme
+ */
+export enum SignatureScheme {
+  /**
+   * Not set: `stripe` on create; never in a Service.
+   *
+   * @generated from enum value: SIGNATURE_SCHEME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Stripe's scheme: X-Service-Signature (REST `stripe`).
+   *
+   * @generated from enum value: SIGNATURE_SCHEME_STRIPE = 1;
+   */
+  STRIPE = 1,
+
+  /**
+   * Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature (REST `standard_webhooks`).
+   *
+   * @generated from enum value: SIGNATURE_SCHEME_STANDARD_WEBHOOKS = 2;
+   */
+  STANDARD_WEBHOOKS = 2,
+}
+
+/**
+ * Describes the enum intake.v1.SignatureScheme.
+ */
+export const SignatureSchemeSchema: GenEnum<SignatureScheme> = /*@__PURE__*/
+  enumDesc(file_intake_v1_services, 0);
+
+/**
  * ServiceRegistryService manages the senders of events and their signing secrets.
  *
  * @generated from service intake.v1.ServiceRegistryService
@@ -442,7 +498,7 @@ export const ServiceRegistryService: GenService<{
     output: typeof ListServicesResponseSchema;
   },
   /**
-   * UpdateService changes is_monitored and the service's own ingest rate limit; service_name is immutable.
+   * UpdateService changes is_monitored, the service's own ingest rate limit and its signature scheme; service_name is immutable.
    *
    * @generated from rpc intake.v1.ServiceRegistryService.UpdateService
    */

@@ -15,6 +15,7 @@ import type {
   FoundEvent,
   ServiceRecord,
   ServiceSummary,
+  SignatureScheme,
   TenantRecord,
   TokenRecord,
   TokenSummary,
@@ -94,6 +95,7 @@ export interface ServiceChanges {
   rateLimit?: RateLimit | null;
   /** §17: null = never; else 60..2592000, validated by the domain. */
   incidentAutoResolveSeconds?: number | null;
+  signatureScheme?: SignatureScheme;
 }
 
 /**
