@@ -19,6 +19,7 @@ import type { FeedNotifier } from "./domain/ports/notifier.ts";
 import { noopObserver, type Observer } from "./domain/ports/observer.ts";
 import type { RateLimiter } from "./domain/ports/rate-limiter.ts";
 import type { Store } from "./domain/ports/store.ts";
+import type { Tracer } from "./domain/ports/tracer.ts";
 import { createRetentionSweeper, type RetentionTable } from "./domain/retention.ts";
 import { createSealer } from "./domain/sealing.ts";
 import { createEventSearch } from "./domain/search.ts";
@@ -172,6 +173,16 @@ async function openNotifier(config: Config, redis: RedisConnection | null, logge
 }
 
 /**
+ * Traces (SPEC §21, docs/tracing.md): OpenTelemetry is imported only when an OTLP endpoint is
+ * configured; otherwise there is no tracer and nothing of it is loaded.
+ */
+async function openTracer(config: Config): Promise<Tracer | null> {
+  if (!config.tracing) return null;
+  const { createOtelTracer } = await import("./tracing/otel.ts");
+  return createOtelTracer(config.tracing, config.version);
+}
+
+/**
  * The export to NATS JetStream (SPEC §21, docs/export.md), when INTAKE_EXPORT_NATS_URL is set:
  * the NATS client and the exporter are imported only then.
  */
@@ -214,6 +225,8 @@ export function createDomain(deps: {
   /** Feed wake-ups; in process when omitted (the CLI's commands). */
   notifier?: FeedNotifier;
   observer?: Observer;
+  /** Traces of the ingest commit (docs/tracing.md); absent when tracing is off. */
+  tracer?: Tracer | null;
 }) {
   const { store, cache, keys, config, logger, clock } = deps;
   const observer = deps.observer ?? noopObserver;
@@ -264,6 +277,7 @@ export function createDomain(deps: {
     observer: deps.observer ?? noopObserver,
     stats: statsAggregator,
     notifier,
+    tracer: deps.tracer ?? null,
   });
   const feed = createFeed({
     store,
@@ -334,12 +348,26 @@ export async function createApp(options: AppOptions) {
   const metrics = config.metrics ? createPrometheusMetrics({ version: config.version }) : null;
   const observer = metrics?.observer ?? noopObserver;
   const requests = createRequestObserver({ observer, metrics: metrics !== null, accessLog: config.accessLog, logger });
+  const tracer = await openTracer(config);
+  const decorate = tracer ? await import("./tracing/decorate.ts") : null;
   const store = await openStore(config);
   const redis = await openRedis(config, logger);
   const { cache, serving: cacheServing } = await openCache(config, redis, logger, clock, observer);
   const rateLimiter = await openRateLimiter(config, redis, logger, clock, observer);
   const notifier = await openNotifier(config, redis, logger);
-  const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer, notifier });
+  const domain = createDomain({
+    // With tracing on, each store transaction and cache call is a child span of its request.
+    store: tracer && decorate ? decorate.tracedStore(store, tracer) : store,
+    cache: tracer && decorate ? decorate.tracedCache(cache, tracer) : cache,
+    keys,
+    config,
+    logger,
+    clock,
+    rateLimiter,
+    observer,
+    notifier,
+    tracer,
+  });
   domain.retention.start();
   domain.autoResolve.start();
   metrics?.readIncidentsOpenFrom(() => store.incidents.countOpen());
@@ -353,7 +381,7 @@ export async function createApp(options: AppOptions) {
   );
   const impls = createRpcImpls({ ...domain, logger, version: config.version });
   const { limits } = config;
-  const rpc = { impls, admission, limits };
+  const rpc = { impls, admission, limits, tracer };
   const gateway = await createGateway({
     domain,
     admission,
@@ -366,6 +394,7 @@ export async function createApp(options: AppOptions) {
     console: config.console,
     corsOrigins: config.corsOrigins,
     metrics,
+    tracer,
   });
   /**
    * The gRPC (h2c) listener on `port` (0: an ephemeral one); serve.ts starts it on config.grpcPort.
@@ -396,6 +425,8 @@ export async function createApp(options: AppOptions) {
     // Once, after its three users.
     await redis?.close();
     await store.close();
+    // Last: the spans of everything above are exported before the process goes.
+    await tracer?.shutdown();
   }
 
   return {

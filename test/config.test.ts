@@ -290,6 +290,53 @@ describe("rate limits", () => {
   });
 });
 
+describe("traces (OTEL_*)", () => {
+  const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+
+  test("no OTLP endpoint: tracing is off, whatever the other OTEL variables say", () => {
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_TRACES_SAMPLER: "nonsense" }).tracing).toBeNull();
+  });
+
+  test("an endpoint alone: http/protobuf, service intake, parentbased_always_on", () => {
+    expect(parseConfig(endpoint).tracing).toEqual({
+      protocol: "http/protobuf",
+      serviceName: "intake",
+      sampler: { kind: "parentbased_always_on", ratio: 1 },
+    });
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/v1/traces" }).tracing).not.toBeNull();
+  });
+
+  test("the standard variables are read: protocol (traces' own first), service name, sampler and its ratio", () => {
+    const tracing = parseConfig({
+      ...endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
+      OTEL_SERVICE_NAME: "intake-eu",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.01",
+    }).tracing;
+    expect(tracing).toEqual({
+      protocol: "http/json",
+      serviceName: "intake-eu",
+      sampler: { kind: "parentbased_traceidratio", ratio: 0.01 },
+    });
+  });
+
+  test("grpc, an unknown sampler and a ratio outside 0..1 fail at start naming each variable", () => {
+    const problems = problemsOf({
+      ...endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+      OTEL_TRACES_SAMPLER: "sometimes",
+      OTEL_TRACES_SAMPLER_ARG: "2",
+    });
+    expect(problems.map((p) => p.split(" ")[0])).toEqual([
+      "OTEL_EXPORTER_OTLP_PROTOCOL",
+      "OTEL_TRACES_SAMPLER",
+      "OTEL_TRACES_SAMPLER_ARG",
+    ]);
+  });
+});
+
 describe("INTAKE_EXPORT_NATS_*", () => {
   test("unset URL: no export, and the other export variables are not read", () => {
     expect(parseConfig({ INTAKE_EXPORT_NATS_MAX_IN_FLIGHT: "0" }).exportNats).toBeNull();

@@ -19,6 +19,7 @@ import type { FeedNotifier } from "./ports/notifier.ts";
 import { type IngestOutcome, noopObserver, type Observer, type SignatureFailureReason } from "./ports/observer.ts";
 import type { RateDecision, RateLimit, RateLimiter } from "./ports/rate-limiter.ts";
 import type { InsertEventResult, NewEvent, Store } from "./ports/store.ts";
+import type { Tracer } from "./ports/tracer.ts";
 import { RateLimitedError } from "./rate-limits.ts";
 import type { Sealer } from "./sealing.ts";
 import { type SigningMaterial, signingMaterial } from "./services.ts";
@@ -52,6 +53,8 @@ export interface IngestDeps {
   stats?: StatsRecorder;
   /** Told, right after each commit, which tenants' feeds grew (wakes feed readers). */
   notifier?: FeedNotifier;
+  /** Traces of the commit each request waits for (docs/tracing.md); absent or null: none. */
+  tracer?: Tracer | null;
   /** Group commit tuning; the defaults suit SQLite and PostgreSQL alike. */
   maxBatch?: number;
   maxDelayMs?: number;
@@ -299,7 +302,23 @@ export function createIngest(deps: IngestDeps) {
           maxBatch: deps.maxBatch ?? DEFAULT_MAX_BATCH,
           maxDelayMs: deps.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
           flush,
+          tracer: deps.tracer ?? null,
         });
+
+  /** INTAKE_INGEST_COMMIT=per_request: the event's own commit (traced as a batch of one). */
+  async function flushAlone(event: NewEvent): Promise<Outcome[]> {
+    const tracer = deps.tracer;
+    const wait = tracer ? tracer.commitWait() : null;
+    if (!tracer) return flush([event]);
+    try {
+      const outcomes = await tracer.commit([wait], 1, () => flush([event]));
+      if (wait !== null) tracer.endCommitWait(wait);
+      return outcomes;
+    } catch (error) {
+      if (wait !== null) tracer.endCommitWait(wait, error);
+      throw error;
+    }
+  }
 
   /** Turns a store failure into what the sender should see. */
   async function failure(event: NewEvent, error: unknown): Promise<never> {
@@ -312,7 +331,7 @@ export function createIngest(deps: IngestDeps) {
   }
 
   async function commit(event: NewEvent): Promise<IngestResult> {
-    const outcome = committer ? await committer.submit(event) : (await flush([event]))[0];
+    const outcome = committer ? await committer.submit(event) : (await flushAlone(event))[0];
     if (!outcome) throw new Error("ingest: the store returned no result for the event");
     if (outcome.kind === "failed") return failure(event, outcome.error);
     if (outcome.kind === "duplicate")
