@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Config, ConfigError, describeStore, type KeyMaterial, rootCause } from "./config.ts";
 import { createAudit } from "./domain/audit.ts";
+import { createAutoResolver } from "./domain/auto-resolve.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
 import type { Exporter } from "./domain/export.ts";
 import { createFeed } from "./domain/feed.ts";
@@ -308,7 +309,16 @@ export function createDomain(deps: {
       deleteOlderThan: (cutoff, batch) => store.events.deleteOlderThan(cutoff, batch),
     });
   }
+  if (config.incidentRetentionDays !== null) {
+    // Only resolved incidents go, by `resolved_at`; event retention never touches incidents (§17).
+    retentionTables.push({
+      name: "incidents",
+      days: config.incidentRetentionDays,
+      deleteOlderThan: (cutoff, batch) => store.incidents.deleteResolvedBefore(cutoff, batch),
+    });
+  }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
+  const autoResolve = createAutoResolver({ store, clock, logger, observer, notifier });
   const search = createEventSearch({ store, searchEnabled: config.eventSearch });
   const serviceStats = createServiceStats({ store, clock });
   return {
@@ -320,6 +330,7 @@ export function createDomain(deps: {
     feed,
     audit,
     retention,
+    autoResolve,
     signingCache,
     newId,
     search,
@@ -358,6 +369,8 @@ export async function createApp(options: AppOptions) {
     tracer,
   });
   domain.retention.start();
+  domain.autoResolve.start();
+  metrics?.readIncidentsOpenFrom(() => store.incidents.countOpen());
   domain.statsAggregator.start();
   const exporter = await openExporter(config, { store, notifier, observer, logger });
   exporter?.start();
@@ -398,6 +411,7 @@ export async function createApp(options: AppOptions) {
     closed = true;
     domain.feed.drain();
     await domain.retention.stop();
+    await domain.autoResolve.stop();
     await domain.tokens.flushLastUsed();
     // Queued events are committed (and their senders answered) before the store closes.
     await domain.ingest.close();

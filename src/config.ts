@@ -89,6 +89,11 @@ export interface Config {
   /** INTAKE_EVENT_RETENTION_DAYS: null keeps events forever (docs/feed.md). */
   eventRetentionDays: number | null;
   /**
+   * INTAKE_INCIDENT_RETENTION_DAYS (1..3650): resolved incidents resolved longer ago are
+   * deleted in the background; null keeps them forever (docs/incidents.md).
+   */
+  incidentRetentionDays: number | null;
+  /**
    * INTAKE_EVENT_SEARCH (default false until the index meets §18's ingest cost goal,
    * docs/search.md): true keeps §18's payload index and `q` searches it; false drops the index
    * at start and `q` is 400 search_disabled.
@@ -353,6 +358,10 @@ export function parseConfig(env: Env): Config {
       env.INTAKE_EVENT_RETENTION_DAYS === undefined || env.INTAKE_EVENT_RETENTION_DAYS === ""
         ? null
         : integer(env, "INTAKE_EVENT_RETENTION_DAYS", 0, 1, 3650, problems),
+    incidentRetentionDays:
+      env.INTAKE_INCIDENT_RETENTION_DAYS === undefined || env.INTAKE_INCIDENT_RETENTION_DAYS === ""
+        ? null
+        : integer(env, "INTAKE_INCIDENT_RETENTION_DAYS", 0, 1, 3650, problems),
     eventSearch: flag("INTAKE_EVENT_SEARCH", false),
     exportNats: exportNats(env, problems),
   };

@@ -97,11 +97,20 @@ describe("parseConfig", () => {
     ["INTAKE_AUDIT_RETENTION_DAYS", "0"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "3651"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "a year"],
+    ["INTAKE_INCIDENT_RETENTION_DAYS", "0"],
+    ["INTAKE_INCIDENT_RETENTION_DAYS", "3651"],
+    ["INTAKE_INCIDENT_RETENTION_DAYS", "90d"],
     ["INTAKE_FEED_READERS_PER_TOKEN", "0"],
     ["INTAKE_FEED_READERS_PER_TOKEN", "ten"],
     ["INTAKE_FEED_READERS_PER_TENANT", "0"],
     ["INTAKE_FEED_READERS_PER_TENANT", "1000001"],
   ];
+  test("INTAKE_INCIDENT_RETENTION_DAYS keeps resolved incidents unless set, and takes 1..3650", () => {
+    expect(parseConfig({}).incidentRetentionDays).toBeNull();
+    expect(parseConfig({ INTAKE_INCIDENT_RETENTION_DAYS: "" }).incidentRetentionDays).toBeNull();
+    expect(parseConfig({ INTAKE_INCIDENT_RETENTION_DAYS: "1" }).incidentRetentionDays).toBe(1);
+    expect(parseConfig({ INTAKE_INCIDENT_RETENTION_DAYS: "3650" }).incidentRetentionDays).toBe(3650);
+  });
   test("INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT are 10 / 100 unless set", () => {
     expect(parseConfig({}).feedReaders).toEqual({ perToken: 10, perTenant: 100 });
     expect(
