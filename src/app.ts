@@ -10,6 +10,7 @@ import { createAudit } from "./domain/audit.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
+import { createIncidentHandling } from "./domain/incident-handling.ts";
 import { createIngest } from "./domain/ingest.ts";
 import { createOnboarding } from "./domain/onboarding.ts";
 import type { Cache } from "./domain/ports/cache.ts";
@@ -248,7 +249,8 @@ export function createDomain(deps: {
     });
   }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
-  return { tokens, onboarding, services, tenants, ingest, feed, audit, retention, signingCache, newId };
+  const incidents = createIncidentHandling({ store, audit, clock, notifier });
+  return { tokens, onboarding, services, tenants, ingest, feed, audit, incidents, retention, signingCache, newId };
 }
 
 export type Domain = ReturnType<typeof createDomain>;
