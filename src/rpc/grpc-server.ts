@@ -1,9 +1,15 @@
 /**
  * The gRPC listener (HTTP/2 cleartext, INTAKE_GRPC_PORT): the same router, gate and
  * interceptor as the main port, with plain gRPC enabled (it needs HTTP/2 trailers, which
- * node:http2 sends), plus the standard grpc.health.v1.Health.
+ * node:http2 sends), plus the standard grpc.health.v1.Health and server reflection.
  */
-import { constants, createServer, type Http2Session } from "node:http2";
+import {
+  constants,
+  createServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+} from "node:http2";
 import type { AddressInfo } from "node:net";
 import { type ContextValues, createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -11,6 +17,7 @@ import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "../logger.ts";
 import { requestIdKey } from "./context.ts";
 import { createGrpcHealth } from "./grpc-health.ts";
+import { createGrpcReflection, REFLECTION_SERVICES } from "./grpc-reflection.ts";
 import type { Exchange, RequestObserver } from "./observe.ts";
 import { POLICY } from "./policy.ts";
 import { RPC_SERVICE_NAMES, type RpcRouterDeps, registerServices, rpcRouterOptions } from "./router.ts";
@@ -62,6 +69,48 @@ export interface GrpcListenOptions {
 
 /** The RPC paths this listener serves: the route label of a call; anything else is `unmatched`. */
 const RPC_PATHS = new Set(Object.keys(POLICY).map((method) => `/${method}`));
+/** The services behind those paths, to tell an unknown method from an unknown service. */
+const RPC_SERVICES = new Set(Object.keys(POLICY).map((method) => method.split("/")[0]));
+
+/**
+ * A path no handler serves. A gRPC or gRPC-Web caller gets the gRPC answer for it, status 12
+ * UNIMPLEMENTED in HTTP 200's trailers (grpc-go's wording), rather than a bare 404 that
+ * clients report as "HTTP status 404"; anything else keeps connect-node's 404, which is the
+ * Connect protocol's answer for an unknown procedure (Connect clients read it as
+ * `unimplemented`).
+ */
+function unimplemented(req: Http2ServerRequest, res: Http2ServerResponse): void {
+  const contentType = req.headers["content-type"] ?? "";
+  const path = req.url.split("?")[0] ?? "";
+  const [, service, method] = /^\/([^/]+)\/([^/]+)$/.exec(path) ?? [];
+  const message = canonicalGrpcMessage(
+    service === undefined
+      ? `malformed method name: ${path}`
+      : RPC_SERVICES.has(service)
+        ? `unknown method ${method} for service ${service}`
+        : `unknown service ${service}`,
+  );
+  if (/^application\/grpc-web/.test(contentType)) {
+    // gRPC-Web carries its trailers in the body: one frame flagged 0x80.
+    const trailer = new TextEncoder().encode(`grpc-status: 12\r\ngrpc-message: ${message}\r\n`);
+    const frame = new Uint8Array(5 + trailer.length);
+    frame[0] = 0x80;
+    new DataView(frame.buffer).setUint32(1, trailer.length);
+    frame.set(trailer, 5);
+    const text = contentType.startsWith("application/grpc-web-text");
+    res.writeHead(200, { "content-type": text ? "application/grpc-web-text+proto" : "application/grpc-web+proto" });
+    res.end(text ? Buffer.from(frame).toString("base64") : frame);
+    return;
+  }
+  if (/^application\/grpc(\+|;|$)/.test(contentType)) {
+    res.writeHead(200, { "content-type": "application/grpc" });
+    res.addTrailers({ "grpc-status": "12", "grpc-message": message });
+    res.end();
+    return;
+  }
+  res.writeHead(404);
+  res.end();
+}
 
 export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions): Promise<GrpcListener> {
   const { logger, drainMs = 10_000 } = options;
@@ -79,7 +128,14 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
     routes: (router) => {
       registerServices(deps, protocols)(router);
       router.service(Health, health.impl);
+      // Reflection lists what this router serves, itself included, so a service registered
+      // above can never be missing from `list_services`.
+      const served = [...router.handlers.map((h) => h.service), ...REFLECTION_SERVICES];
+      const reflection = createGrpcReflection(served);
+      router.service(REFLECTION_SERVICES[0], reflection.v1);
+      router.service(REFLECTION_SERVICES[1], reflection.v1alpha);
     },
+    fallback: (req, res) => unimplemented(req as Http2ServerRequest, res as Http2ServerResponse),
   });
 
   const server = createServer((req, res) => {

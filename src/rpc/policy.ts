@@ -47,6 +47,10 @@ export const POLICY = {
   // The standard gRPC health protocol on the h2c listener: probes carry no credentials.
   "grpc.health.v1.Health/Check": open,
   "grpc.health.v1.Health/Watch": open,
+  // Server reflection on the h2c listener: the schema is the public .proto contract, and
+  // grpcurl / buf curl ask for it before they know a token is needed.
+  "grpc.reflection.v1.ServerReflection/ServerReflectionInfo": open,
+  "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": open,
 } as const satisfies Record<string, MethodPolicy>;
 
 export type MethodName = keyof typeof POLICY;
