@@ -42,6 +42,7 @@ import * as liveDelivery from "./scenarios/09-live-delivery.ts";
 import * as stalledReaders from "./scenarios/10-stalled-readers.ts";
 import * as listPages from "./scenarios/11-12-list-pages.ts";
 import * as retentionSweep from "./scenarios/13-retention-sweep.ts";
+import * as exportNats from "./scenarios/14-export.ts";
 import { startReadProcesses } from "./scenarios/read-processes.ts";
 
 const { values: flags } = parseArgs({
@@ -162,6 +163,7 @@ async function main(): Promise<void> {
   await liveDelivery.run(h);
   await stalledReaders.run(h);
   await retentionSweep.run(h);
+  await exportNats.run(h);
 
   if (baseline) await stop(baseline.child);
 
@@ -195,7 +197,7 @@ async function main(): Promise<void> {
   log(`bench: wrote bench/results/${name}.md and ${name}.json (${elapsed.toFixed(0)} s)`);
   if (settings.profile) log(`bench: CPU profiles (markdown) in ${PROFILE_DIR}`);
 
-  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13].filter(wanted)) {
+  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14].filter(wanted)) {
     if (!rows.some((r) => r.scenario === n)) problems.push(`scenario ${n} produced no result`);
   }
   if (problems.length > 0) {

@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 import { type Config, ConfigError, describeStore, type KeyMaterial, rootCause } from "./config.ts";
 import { createAudit } from "./domain/audit.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
+import type { Exporter } from "./domain/export.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
 import { createIncidentHandling } from "./domain/incident-handling.ts";
@@ -164,6 +165,35 @@ async function openNotifier(config: Config, redis: RedisConnection | null, logge
   return createLocalNotifier();
 }
 
+/**
+ * The export to NATS JetStream (SPEC §21, docs/export.md), when INTAKE_EXPORT_NATS_URL is set:
+ * the NATS client and the exporter are imported only then.
+ */
+async function openExporter(
+  config: Config,
+  deps: { store: Store; notifier: FeedNotifier; observer: Observer; logger: Logger },
+): Promise<Exporter | null> {
+  const nats = config.exportNats;
+  if (!nats) return null;
+  const [{ createExporter }, { createNatsPublisher }, { exportMessage }] = await Promise.all([
+    import("./domain/export.ts"),
+    import("./export/nats.ts"),
+    import("./export/messages.ts"),
+  ]);
+  return createExporter({
+    ...deps,
+    publisher: createNatsPublisher({
+      url: nats.url,
+      stream: nats.stream,
+      duplicateWindowMs: nats.duplicateWindowSeconds * 1000,
+      publishTimeoutMs: 5_000,
+      logger: deps.logger,
+    }),
+    encode: exportMessage,
+    options: { maxInFlight: nats.maxInFlight },
+  });
+}
+
 /** Domain only (no HTTP): what the CLI's operator commands need. */
 export function createDomain(deps: {
   store: Store;
@@ -232,6 +262,9 @@ export function createDomain(deps: {
     verifyToken: (credential) => tokens.verifyToken(credential),
     observer,
     logger,
+    maxEventBytes: config.limits.eventBytes,
+    readersPerToken: config.feedReaders.perToken,
+    readersPerTenant: config.feedReaders.perTenant,
   });
   // Audit events always have a horizon (INTAKE_AUDIT_RETENTION_DAYS, default 365); events only when set.
   const retentionTables: RetentionTable[] = [
@@ -249,7 +282,7 @@ export function createDomain(deps: {
     });
   }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
-  const incidents = createIncidentHandling({ store, audit, clock, notifier });
+  const incidents = createIncidentHandling({ store, audit, clock, notifier, feed });
   return { tokens, onboarding, services, tenants, ingest, feed, audit, incidents, retention, signingCache, newId };
 }
 
@@ -269,6 +302,8 @@ export async function createApp(options: AppOptions) {
   const notifier = await openNotifier(config, redis, logger);
   const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer, notifier });
   domain.retention.start();
+  const exporter = await openExporter(config, { store, notifier, observer, logger });
+  exporter?.start();
   const admission = createAdmission(
     domain.tokens,
     logger,
@@ -307,6 +342,8 @@ export async function createApp(options: AppOptions) {
     await domain.tokens.flushLastUsed();
     // Queued events are committed (and their senders answered) before the store closes.
     await domain.ingest.close();
+    // After the last commits: what is acknowledged is recorded and the lease let go.
+    await exporter?.stop();
     await rateLimiter.close();
     await notifier.close();
     await cache.close();
@@ -323,6 +360,8 @@ export async function createApp(options: AppOptions) {
     /** What is serving as the cache now (`memory` while a configured Redis is unreachable). */
     cacheServing,
     domain,
+    /** The export to NATS JetStream; null when INTAKE_EXPORT_NATS_URL is unset. */
+    exporter,
     impls,
     admission,
     gateway,

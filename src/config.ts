@@ -70,8 +70,45 @@ export interface Config {
    * it was read from the store, whatever the network does (docs/cache.md).
    */
   cacheMaxAgeMs: number;
+  /**
+   * INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT: live feed reads (streams and waiting long
+   * polls) one instance holds at once per token and per tenant; past them, 429 (docs/feed.md).
+   */
+  feedReaders: { perToken: number; perTenant: number };
   /** INTAKE_EVENT_RETENTION_DAYS: null keeps events forever (docs/feed.md). */
   eventRetentionDays: number | null;
+  /** The export to NATS JetStream (SPEC §21, docs/export.md); null when INTAKE_EXPORT_NATS_URL is unset. */
+  exportNats: ExportNatsConfig | null;
+}
+
+export interface ExportNatsConfig {
+  /** INTAKE_EXPORT_NATS_URL: one or more comma-separated nats:// or tls:// URLs. */
+  url: string;
+  /** INTAKE_EXPORT_NATS_STREAM (default INTAKE). */
+  stream: string;
+  /** INTAKE_EXPORT_NATS_MAX_IN_FLIGHT (1..10000, default 256): publishes awaiting their acknowledgement. */
+  maxInFlight: number;
+  /** INTAKE_EXPORT_NATS_DUPLICATE_WINDOW_SECONDS (10..604800, default 120): of a stream Intake creates. */
+  duplicateWindowSeconds: number;
+}
+
+/** The export's variables; null (nothing else read or loaded) when the URL is unset. */
+function exportNats(env: Env, problems: string[]): ExportNatsConfig | null {
+  const url = env.INTAKE_EXPORT_NATS_URL;
+  if (url === undefined || url === "") return null;
+  const servers = url.split(",").map((s) => s.trim());
+  if (servers.some((s) => !/^(nats|tls):\/\/[^\s/]+\/?$/.test(s)))
+    problems.push("INTAKE_EXPORT_NATS_URL must be one or more comma-separated nats:// or tls:// URLs");
+  const stream = env.INTAKE_EXPORT_NATS_STREAM || "INTAKE";
+  // A JetStream stream name: no whitespace, dots, wildcards or path separators.
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(stream))
+    problems.push(`INTAKE_EXPORT_NATS_STREAM must be 1 to 64 of A-Z a-z 0-9 _ - (got "${stream}")`);
+  return {
+    url,
+    stream,
+    maxInFlight: integer(env, "INTAKE_EXPORT_NATS_MAX_IN_FLIGHT", 256, 1, 10_000, problems),
+    duplicateWindowSeconds: integer(env, "INTAKE_EXPORT_NATS_DUPLICATE_WINDOW_SECONDS", 120, 10, 604_800, problems),
+  };
 }
 
 export interface KeyMaterial {
@@ -261,10 +298,15 @@ export function parseConfig(env: Env): Config {
     version: version(env),
     databaseTimeoutMs: integer(env, "INTAKE_DATABASE_TIMEOUT_MS", 5000, 100, 600_000, problems),
     cacheMaxAgeMs: integer(env, "INTAKE_CACHE_MAX_AGE_MS", 2000, 100, 60_000, problems),
+    feedReaders: {
+      perToken: integer(env, "INTAKE_FEED_READERS_PER_TOKEN", 10, 1, 100_000, problems),
+      perTenant: integer(env, "INTAKE_FEED_READERS_PER_TENANT", 100, 1, 1_000_000, problems),
+    },
     eventRetentionDays:
       env.INTAKE_EVENT_RETENTION_DAYS === undefined || env.INTAKE_EVENT_RETENTION_DAYS === ""
         ? null
         : integer(env, "INTAKE_EVENT_RETENTION_DAYS", 0, 1, 3650, problems),
+    exportNats: exportNats(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -362,8 +404,34 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
     meaning: "<n>/<seconds>s per service's signed ingest (services without their own rate_limit)",
   },
   {
+    name: "INTAKE_FEED_READERS_PER_TOKEN",
+    fallback: "10",
+    meaning: "1..100000: feed streams and long polls open at once per token on one instance",
+  },
+  {
+    name: "INTAKE_FEED_READERS_PER_TENANT",
+    fallback: "100",
+    meaning: "1..1000000: feed streams and long polls open at once per tenant on one instance",
+  },
+  {
     name: "INTAKE_EVENT_RETENTION_DAYS",
     fallback: "unset (kept)",
     meaning: "1..3650: older events are deleted in the background",
+  },
+  {
+    name: "INTAKE_EXPORT_NATS_URL",
+    fallback: "unset (no export)",
+    meaning: "nats:// URL(s): export every event and incident change to NATS JetStream",
+  },
+  { name: "INTAKE_EXPORT_NATS_STREAM", fallback: "INTAKE", meaning: "the JetStream stream (created when missing)" },
+  {
+    name: "INTAKE_EXPORT_NATS_MAX_IN_FLIGHT",
+    fallback: "256",
+    meaning: "1..10000: export publishes awaiting their acknowledgement",
+  },
+  {
+    name: "INTAKE_EXPORT_NATS_DUPLICATE_WINDOW_SECONDS",
+    fallback: "120",
+    meaning: "10..604800: duplicate window of a stream Intake creates",
   },
 ];

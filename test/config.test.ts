@@ -97,7 +97,17 @@ describe("parseConfig", () => {
     ["INTAKE_AUDIT_RETENTION_DAYS", "0"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "3651"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "a year"],
+    ["INTAKE_FEED_READERS_PER_TOKEN", "0"],
+    ["INTAKE_FEED_READERS_PER_TOKEN", "ten"],
+    ["INTAKE_FEED_READERS_PER_TENANT", "0"],
+    ["INTAKE_FEED_READERS_PER_TENANT", "1000001"],
   ];
+  test("INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT are 10 / 100 unless set", () => {
+    expect(parseConfig({}).feedReaders).toEqual({ perToken: 10, perTenant: 100 });
+    expect(
+      parseConfig({ INTAKE_FEED_READERS_PER_TOKEN: "1", INTAKE_FEED_READERS_PER_TENANT: "1000000" }).feedReaders,
+    ).toEqual({ perToken: 1, perTenant: 1_000_000 });
+  });
   test("INTAKE_AUDIT_RETENTION_DAYS is 365 unless set, and takes 1..3650", () => {
     expect(parseConfig({}).auditRetentionDays).toBe(365);
     expect(parseConfig({ INTAKE_AUDIT_RETENTION_DAYS: "1" }).auditRetentionDays).toBe(1);
@@ -268,5 +278,35 @@ describe("rate limits", () => {
       expect(problems[0]).toStartWith("INTAKE_RATE_LIMIT_API must be <requests>/<seconds>s");
       expect(problems[0]).toContain(`(got "${raw}")`);
     }
+  });
+});
+
+describe("INTAKE_EXPORT_NATS_*", () => {
+  test("unset URL: no export, and the other export variables are not read", () => {
+    expect(parseConfig({ INTAKE_EXPORT_NATS_MAX_IN_FLIGHT: "0" }).exportNats).toBeNull();
+  });
+
+  test("set: the stream defaults to INTAKE, 256 in flight, a 120 s duplicate window", () => {
+    expect(parseConfig({ INTAKE_EXPORT_NATS_URL: "nats://a:4222,nats://b:4222" }).exportNats).toEqual({
+      url: "nats://a:4222,nats://b:4222",
+      stream: "INTAKE",
+      maxInFlight: 256,
+      duplicateWindowSeconds: 120,
+    });
+  });
+
+  test("a URL that is not nats:// or tls://, a stream name NATS refuses, an out-of-range window: one line each", () => {
+    const problems = problemsOf({
+      INTAKE_EXPORT_NATS_URL: "http://nats:4222",
+      INTAKE_EXPORT_NATS_STREAM: "in.take",
+      INTAKE_EXPORT_NATS_MAX_IN_FLIGHT: "0",
+      INTAKE_EXPORT_NATS_DUPLICATE_WINDOW_SECONDS: "5",
+    });
+    expect(problems.map((p) => p.split(" ")[0])).toEqual([
+      "INTAKE_EXPORT_NATS_URL",
+      "INTAKE_EXPORT_NATS_STREAM",
+      "INTAKE_EXPORT_NATS_MAX_IN_FLIGHT",
+      "INTAKE_EXPORT_NATS_DUPLICATE_WINDOW_SECONDS",
+    ]);
   });
 });

@@ -12,7 +12,8 @@ import { fmtRps } from "../lib/report.ts";
 export async function run(h: Harness): Promise<void> {
   const { settings, rows, log, workDir, ingestTarget, check, scenario, spec, start, stopIntake } = h;
   await scenario(10, "RSS with 100 stalled stream readers while ingesting (SQLite, 128 conns)", async () => {
-    const stallSpec = spec("stalled");
+    // 100 readers of one token: past the default cap of live feed readers (docs/feed.md).
+    const stallSpec = spec("stalled", { INTAKE_FEED_READERS_PER_TOKEN: "100" });
     const boot = await bootstrap(stallSpec);
     const intake = await start(stallSpec);
     let close: (() => Promise<void>) | null = null;

@@ -14,6 +14,7 @@ import { parseId } from "./ids.ts";
 import type { FeedNotifier } from "./ports/notifier.ts";
 import type { Observer } from "./ports/observer.ts";
 import type { Store } from "./ports/store.ts";
+import { RateLimitedError } from "./rate-limits.ts";
 import type { EventRecord, Principal } from "./types.ts";
 
 export const FEED_DEFAULT_LIMIT = 100;
@@ -22,14 +23,28 @@ export const FEED_MAX_WAIT_SECONDS = 30;
 export const FEED_STARTS = ["earliest", "latest"] as const;
 export type FeedStart = (typeof FEED_STARTS)[number];
 
-/** Events a stream reads from the store at once: all a slow reader can make Intake hold. */
+/**
+ * The byte budget of a page (docs/feed.md, "Byte budget"): its events' payloads total at most
+ * this, unless its first event alone is larger (a page always carries one event, so a reader
+ * always progresses). `limit` still bounds the count. With 1,000 events' fields around it, a
+ * ListFeed message stays under gRPC's customary 4 MiB receive limit (grpc-js, grpc-go).
+ */
+export const FEED_PAGE_BYTES = 3 * 1024 * 1024;
+/** The same for what a stream reads from the store at once, and for the reads a tenant's readers share. */
+export const FEED_BATCH_BYTES = 1024 * 1024;
+/** Events a stream reads from the store at once: with the byte budget, all a slow reader can make Intake hold. */
 const STREAM_PAGE = 100;
-/** How often a stream re-checks its token and filtered service: ends within 1 s of a revoke. */
+/** How often a stream or a long poll re-checks its token (and a stream its filtered service): ends within 1 s of a revoke. */
 const CHECK_INTERVAL_MS = 500;
 /** Re-read without a wake-up at least this often: a lost notification delays, never loses. */
 const RESCAN_INTERVAL_MS = 2_000;
 /** SSE comment / no-op at least this often on an idle stream (docs/feed.md: at most 15 s). */
 const KEEP_ALIVE_MS = 15_000;
+/** Shared reads a tenant keeps for its readers that are a little behind (each within FEED_BATCH_BYTES). */
+const KEPT_BATCHES = 4;
+/** Defaults of INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT (docs/feed.md, "Live readers"). */
+export const FEED_READERS_PER_TOKEN = 10;
+export const FEED_READERS_PER_TENANT = 100;
 
 export interface FeedDeps {
   store: Store;
@@ -38,6 +53,11 @@ export interface FeedDeps {
   verifyToken(credential: string): { ok: boolean } | Promise<{ ok: boolean }>;
   observer: Observer;
   logger: Logger;
+  /** The ingest limit (INTAKE_MAX_EVENT_BYTES): tells a batch the budget may have cut from one that is whole. */
+  maxEventBytes?: number;
+  /** Live reads (streams, waiting long polls) this instance holds at once, per token and per tenant. */
+  readersPerToken?: number;
+  readersPerTenant?: number;
   /** Tests shorten these. */
   keepAliveMs?: number;
   checkIntervalMs?: number;
@@ -69,11 +89,47 @@ export interface FeedPage {
 
 export type StreamItem = { kind: "event"; item: FeedItem } | { kind: "keep_alive" };
 
+/** What a live stream yields: its items (an event, an incident change), and keep-alives on idle. */
+export type LiveItem<I> = I | { kind: "keep_alive" };
+
+/**
+ * What a live stream reads, past a position of the tenant's one order: the feed's events, or
+ * the incident changes (domain/incident-handling.ts). `next` is given the tenant's shared tail
+ * and whether to read for itself (draining); `item` is one row with its cursor.
+ */
+export interface LiveSource<R extends { position: number }, I> {
+  next(tail: LiveTail, scan: number, own: boolean): Promise<LiveStep<R> | null>;
+  item(row: R, position: number): I;
+}
+
+/** A live stream's read: `to` is where it has everything of its filter up to; `more`: read again at once. */
+export interface LiveStep<R> {
+  rows: R[];
+  to: number;
+  more: boolean;
+}
+
+/** The tenant's shared reads and wake-ups; a source that reads for itself ignores it. */
+export type LiveTail = TenantTail;
+
 export interface StreamOptions {
   /** The bearer token the stream was opened with, re-verified while it lasts. */
   credential: string;
   /** The caller went away. */
   signal?: AbortSignal | undefined;
+  /**
+   * Called once when the stream must end (token revoked or expired, service deleted) while the
+   * transport may not be pulling: a reader that never reads would otherwise hold its
+   * connection. The stream's slot and the `intake_feed_streams` gauge are released already.
+   */
+  onEnd?: ((reason: DomainError) => void) | undefined;
+}
+
+export interface ListOptions {
+  /** The caller went away. */
+  signal?: AbortSignal | undefined;
+  /** The bearer token of the call: a long poll re-verifies it while it waits and before it answers. */
+  credential?: string | undefined;
 }
 
 // --- Cursors ----------------------------------------------------------------------------
@@ -82,30 +138,58 @@ export interface StreamOptions {
  * A short digest of the tenant id, so a cursor of one tenant is refused by another (400)
  * without revealing the tenant it belongs to. Not a secret: positions are not either.
  */
-function tenantTag(tenantId: string): string {
+export function tenantTag(tenantId: string): string {
   return createHash("sha256").update(`intake-feed:${tenantId}`).digest("hex").slice(0, 16);
 }
 
 const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,64}$/;
-const CURSOR_BODY = /^f1\.(\d{1,16})\.([0-9a-f]{16})$/;
+const CURSOR_BODY = /^([a-z]\d)\.(\d{1,16})\.([0-9a-f]{16})$/;
 
-/** The feed cursor: opaque to clients, base64url of `f1.<position>.<tenant tag>`. */
-export function encodeFeedCursor(tenantId: string, position: number, tag = tenantTag(tenantId)): string {
-  return Buffer.from(`f1.${position}.${tag}`, "latin1").toString("base64url");
+/**
+ * What a position cursor is of: `f1` the feed of events, `i1` the incident change stream
+ * (docs/incidents.md). Both are positions of the tenant's one order; the kind keeps a cursor of
+ * one stream from being taken by the other (400).
+ */
+export type CursorKind = "f1" | "i1";
+
+/** A position cursor: opaque to clients, base64url of `<kind>.<position>.<tenant tag>`. */
+export function encodeStreamCursor(
+  kind: CursorKind,
+  tenantId: string,
+  position: number,
+  tag = tenantTag(tenantId),
+): string {
+  return Buffer.from(`${kind}.${position}.${tag}`, "latin1").toString("base64url");
 }
 
-/** The position of a cursor this tenant was given; 400 invalid_request for anything else. */
-export function decodeFeedCursor(tenantId: string, cursor: string, field = "after"): number {
+/** The position of a cursor of this kind this tenant was given; 400 invalid_request for anything else. */
+export function decodeStreamCursor(kind: CursorKind, tenantId: string, cursor: string, field = "after"): number {
   const text = CURSOR_TEXT.test(cursor) ? Buffer.from(cursor, "base64url").toString("latin1") : "";
   const match = CURSOR_BODY.exec(text);
-  const position = match ? Number(match[1]) : Number.NaN;
-  if (!match || !Number.isSafeInteger(position) || match[2] !== tenantTag(tenantId)) {
-    throw invalid(field, "is not a feed cursor this API returned to this tenant");
+  const position = match ? Number(match[2]) : Number.NaN;
+  if (!match || match[1] !== kind || !Number.isSafeInteger(position) || match[3] !== tenantTag(tenantId)) {
+    const what = kind === "f1" ? "a feed cursor" : "an incident stream cursor";
+    throw invalid(field, `is not ${what} this API returned to this tenant`);
   }
   return position;
 }
 
+/** The feed cursor: opaque to clients, base64url of `f1.<position>.<tenant tag>`. */
+export function encodeFeedCursor(tenantId: string, position: number, tag = tenantTag(tenantId)): string {
+  return encodeStreamCursor("f1", tenantId, position, tag);
+}
+
+/** The position of a feed cursor this tenant was given; 400 invalid_request for anything else. */
+export function decodeFeedCursor(tenantId: string, cursor: string, field = "after"): number {
+  return decodeStreamCursor("f1", tenantId, cursor, field);
+}
+
 // --- Waiting ----------------------------------------------------------------------------
+
+/** What wakes a waiter: the tenant's shared wake-ups (TenantTail.subscribe). */
+interface WakeSource {
+  subscribe(wake: () => void): () => void;
+}
 
 interface Waiter {
   /** Resolves true when woken (now or since the last wait), false on timeout or abort. */
@@ -113,14 +197,14 @@ interface Waiter {
   close(): void;
 }
 
-function createWaiter(notifier: FeedNotifier, tenantId: string, extraWake: Set<() => void>): Waiter {
+function createWaiter(source: WakeSource, extraWake: Set<() => void>): Waiter {
   let pending = false;
   let release: ((woken: boolean) => void) | null = null;
   const wake = () => {
     if (release) release(true);
     else pending = true;
   };
-  const unsubscribe = notifier.subscribe(tenantId, wake);
+  const unsubscribe = source.subscribe(wake);
   extraWake.add(wake);
   return {
     wait(ms, signals) {
@@ -150,15 +234,215 @@ function createWaiter(notifier: FeedNotifier, tenantId: string, extraWake: Set<(
   };
 }
 
+// --- Shared reads -------------------------------------------------------------------------
+
+/** Events read past a position: `to` is where the reader has everything of its filter up to. */
+interface Step {
+  rows: EventRecord[];
+  to: number;
+  /** More may be there already: read again without waiting. */
+  more: boolean;
+}
+
+/** One unfiltered read of the tenant's tail, shared by every reader that is caught up. */
+interface Batch {
+  from: number;
+  to: number;
+  rows: EventRecord[];
+  more: boolean;
+}
+
+const DETACHED = Symbol("detached");
+
+/**
+ * A tenant's live readers share one notifier subscription, one rescan timer and one store read
+ * per wake-up (docs/feed.md, "Live readers"): `head` is the position the tenant's shared reads
+ * reached, and a reader whose own position is at or past it takes its events from the shared
+ * batch (filtering by its service in memory) instead of reading the store. A reader behind it
+ * (catching up, or too slow for the last few batches) reads for itself until it reaches it.
+ */
+class TenantTail {
+  readers = 0;
+  private readonly wakes = new Set<() => void>();
+  private readonly unsubscribe: () => void;
+  private readonly timer: ReturnType<typeof setInterval>;
+  private head: number | null = null;
+  private starting: Promise<void> | null;
+  private dirty = true;
+  private batches: Batch[] = [];
+  private inflight: Promise<void> | null = null;
+
+  constructor(
+    private readonly tenantId: string,
+    private readonly store: Store,
+    notifier: FeedNotifier,
+    private readonly maxEventBytes: number,
+  ) {
+    this.unsubscribe = notifier.subscribe(tenantId, () => this.wake());
+    // Re-read without a wake-up now and then: a lost notification delays, never loses.
+    this.timer = setInterval(() => this.wake(), RESCAN_INTERVAL_MS);
+    this.starting = store.events.feedHead(tenantId).then(
+      (head) => {
+        this.head ??= head;
+        this.starting = null;
+      },
+      () => {
+        this.starting = null; // the readers read for themselves until a shared read succeeds
+      },
+    );
+  }
+
+  subscribe(wake: () => void): () => void {
+    this.wakes.add(wake);
+    return () => this.wakes.delete(wake);
+  }
+
+  wake(): void {
+    this.dirty = true;
+    for (const wake of [...this.wakes]) wake();
+  }
+
+  /** Where the shared reads are: a reader that reads for itself may stop there (see `ownStep`). */
+  get position(): number | null {
+    return this.head;
+  }
+
+  /**
+   * What is past `scan` for a caught-up reader: a step from a shared batch, null when nothing
+   * new is known (wait for a wake-up), DETACHED when the reader is behind the shared reads.
+   */
+  async take(scan: number, serviceId: string | undefined): Promise<Step | null | typeof DETACHED> {
+    if (this.starting) await this.starting;
+    for (;;) {
+      for (const batch of this.batches) {
+        if (batch.from <= scan && scan < batch.to) {
+          const rows = batch.rows.filter(
+            (row) => row.position > scan && (serviceId === undefined || row.serviceId === serviceId),
+          );
+          const newest = this.batches[this.batches.length - 1] as Batch;
+          return { rows, to: batch.to, more: batch !== newest || batch.more };
+        }
+      }
+      if (this.head === null || scan < this.head) return DETACHED;
+      if (this.inflight) {
+        await this.inflight;
+        continue;
+      }
+      if (!this.dirty) return null;
+      this.dirty = false;
+      const from = this.head;
+      this.inflight = this.readBatch(from).finally(() => {
+        this.inflight = null;
+      });
+      await this.inflight;
+    }
+  }
+
+  private async readBatch(from: number): Promise<void> {
+    let rows: EventRecord[];
+    try {
+      rows = await this.store.events.feed(this.tenantId, {
+        after: from,
+        limit: STREAM_PAGE,
+        maxBytes: FEED_BATCH_BYTES,
+      });
+    } catch (error) {
+      this.dirty = true; // the next reader tries again
+      throw error;
+    }
+    const last = rows[rows.length - 1];
+    if (!last) return;
+    const more = isFull(rows, STREAM_PAGE, FEED_BATCH_BYTES, this.maxEventBytes);
+    if (more) this.dirty = true;
+    this.batches.push({ from, to: last.position, rows, more });
+    if (this.batches.length > KEPT_BATCHES) this.batches.shift();
+    this.head = Math.max(this.head ?? from, last.position);
+  }
+
+  close(): void {
+    this.unsubscribe();
+    clearInterval(this.timer);
+    this.wakes.clear();
+    this.batches = [];
+  }
+}
+
+/**
+ * Whether a read may have stopped short of what is there: `limit` rows, or enough bytes that
+ * the next event might not have fit. Only a hint for reading again at once: positions never
+ * rely on it.
+ */
+function isFull(rows: EventRecord[], limit: number, maxBytes: number, maxEventBytes: number): boolean {
+  if (rows.length >= limit) return true;
+  let bytes = 0;
+  for (const row of rows) bytes += row.payload.length;
+  return bytes + maxEventBytes > maxBytes;
+}
+
 // --- The feed ---------------------------------------------------------------------------
 
 export function createFeed(deps: FeedDeps) {
   const { store, notifier, observer, logger } = deps;
   const keepAliveMs = deps.keepAliveMs ?? KEEP_ALIVE_MS;
   const checkIntervalMs = deps.checkIntervalMs ?? CHECK_INTERVAL_MS;
+  const maxEventBytes = deps.maxEventBytes ?? 256 * 1024;
+  const readersPerToken = deps.readersPerToken ?? FEED_READERS_PER_TOKEN;
+  const readersPerTenant = deps.readersPerTenant ?? FEED_READERS_PER_TENANT;
   /** Set by drain(): streams send what is committed, then end; long polls answer at once. */
   const draining = new AbortController();
   const everyone = new Set<() => void>();
+  const tails = new Map<string, TenantTail>();
+  const liveByToken = new Map<string, number>();
+  const liveByTenant = new Map<string, number>();
+
+  function tailOf(tenantId: string): TenantTail {
+    let tail = tails.get(tenantId);
+    if (!tail) {
+      tail = new TenantTail(tenantId, store, notifier, maxEventBytes);
+      tails.set(tenantId, tail);
+    }
+    tail.readers++;
+    return tail;
+  }
+
+  function leave(tenantId: string, tail: TenantTail): void {
+    if (--tail.readers > 0) return;
+    tail.close();
+    if (tails.get(tenantId) === tail) tails.delete(tenantId);
+  }
+
+  /**
+   * Takes a live-reader slot of the token and of the tenant, or refuses with 429 rate_limited
+   * and the RateLimit fields of the cap that is full. The release is idempotent.
+   */
+  function admitReader(principal: Principal): () => void {
+    const byToken = liveByToken.get(principal.tokenId) ?? 0;
+    const byTenant = liveByTenant.get(principal.tenantId) ?? 0;
+    const full = byToken >= readersPerToken ? "token" : byTenant >= readersPerTenant ? "tenant" : null;
+    if (full) {
+      observer.rateLimited("feed");
+      const limit = full === "token" ? readersPerToken : readersPerTenant;
+      throw new RateLimitedError(
+        { policy: "feed", allowed: false, limit, windowSeconds: 1, remaining: 0, resetSeconds: 1 },
+        `The ${full} already has ${limit} feed streams and long polls open; close one or retry later.`,
+      );
+    }
+    liveByToken.set(principal.tokenId, byToken + 1);
+    liveByTenant.set(principal.tenantId, byTenant + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const [counts, key] of [
+        [liveByToken, principal.tokenId],
+        [liveByTenant, principal.tenantId],
+      ] as const) {
+        const left = (counts.get(key) ?? 1) - 1;
+        if (left > 0) counts.set(key, left);
+        else counts.delete(key);
+      }
+    };
+  }
 
   function checkLimit(limit: number | undefined): number {
     const value = limit ?? FEED_DEFAULT_LIMIT;
@@ -192,36 +476,106 @@ export function createFeed(deps: FeedDeps) {
     return start === "latest" ? store.events.feedHead(principal.tenantId) : 0;
   }
 
-  /** `GET /v1/feed` / ListFeed: oldest first; with `wait`, held until something arrives. */
-  async function listFeed(principal: Principal, request: FeedRequest, signal?: AbortSignal): Promise<FeedPage> {
+  /**
+   * A reader's own read past `scan` (it is behind the shared reads): an empty answer means
+   * nothing of its filter is committed up to where the shared reads were before it, so it may
+   * continue from there.
+   */
+  async function ownStep(
+    tenantId: string,
+    tail: TenantTail,
+    scan: number,
+    serviceId: string | undefined,
+    limit: number,
+    maxBytes: number,
+  ): Promise<Step> {
+    const shared = tail.position;
+    const rows = await store.events.feed(tenantId, { after: scan, limit, maxBytes, serviceId });
+    const last = rows[rows.length - 1];
+    if (last) return { rows, to: last.position, more: true };
+    return { rows, to: Math.max(scan, shared ?? scan), more: false };
+  }
+
+  /** The next step of a live reader: shared when it is caught up, its own read when it is behind. */
+  async function nextStep(
+    tenantId: string,
+    tail: TenantTail,
+    scan: number,
+    serviceId: string | undefined,
+    own: boolean,
+  ): Promise<Step | null> {
+    const shared = own ? DETACHED : await tail.take(scan, serviceId);
+    if (shared !== DETACHED) return shared;
+    return ownStep(tenantId, tail, scan, serviceId, STREAM_PAGE, FEED_BATCH_BYTES);
+  }
+
+  const dead = () => new DomainError("invalid_credentials", "The bearer token was revoked or has expired.");
+
+  async function tokenAlive(credential: string): Promise<boolean> {
+    try {
+      return (await deps.verifyToken(credential)).ok;
+    } catch (error) {
+      // A store or cache hiccup is not a reason to cut a reader off: the next check decides.
+      logger.warn("feed: token re-check failed", { error });
+      return true;
+    }
+  }
+
+  /**
+   * `GET /v1/feed` / ListFeed: oldest first, at most `limit` events and FEED_PAGE_BYTES of
+   * payloads; with `wait`, held until something arrives, the token re-checked while it waits
+   * and before it answers.
+   */
+  async function listFeed(principal: Principal, request: FeedRequest, options: ListOptions = {}): Promise<FeedPage> {
+    const { signal, credential } = options;
     const limit = checkLimit(request.limit);
     const waitSeconds = checkWait(request.waitSeconds);
     const position = await startPosition(principal, request);
     const serviceId = await filterOf(principal, request.serviceId);
     const { tenantId } = principal;
-    const read = () => store.events.feed(tenantId, { after: position, limit, serviceId });
-    let rows: EventRecord[];
-    if (waitSeconds === 0) {
-      rows = await read();
-    } else {
-      // Subscribed before the first read: an event committed between the read and the wait
-      // still wakes us.
-      const waiter = createWaiter(notifier, tenantId, everyone);
-      try {
-        const deadline = Date.now() + waitSeconds * 1000;
-        rows = await read();
-        while (rows.length === 0 && !draining.signal.aborted && !signal?.aborted) {
+    const page = (rows: EventRecord[]): FeedPage => {
+      const last = rows[rows.length - 1];
+      return { events: rows, nextCursor: encodeFeedCursor(tenantId, last ? last.position : position) };
+    };
+    const deadline = Date.now() + waitSeconds * 1000;
+    const first = await store.events.feed(tenantId, { after: position, limit, maxBytes: FEED_PAGE_BYTES, serviceId });
+    if (first.length > 0 || waitSeconds === 0) return page(first);
+    // Nothing yet: the call waits, and counts as a live reader while it does.
+    const release = admitReader(principal);
+    const tail = tailOf(tenantId);
+    const waiter = createWaiter(tail, everyone);
+    const revoked = new AbortController();
+    const watchdog =
+      credential === undefined
+        ? undefined
+        : setInterval(async () => {
+            if (!revoked.signal.aborted && !(await tokenAlive(credential))) revoked.abort();
+          }, checkIntervalMs);
+    try {
+      // Subscribed now, so read once more before waiting: what committed between the first
+      // read and the subscription (its wake-up missed) is found here, not at the next rescan.
+      let step: Step = { rows: [], to: position, more: true };
+      while (step.rows.length === 0 && !draining.signal.aborted && !signal?.aborted && !revoked.signal.aborted) {
+        if (!step.more) {
           const left = deadline - Date.now();
           if (left <= 0) break;
-          await waiter.wait(Math.min(left, RESCAN_INTERVAL_MS), [signal, draining.signal]);
-          rows = await read();
+          await waiter.wait(left, [signal, draining.signal, revoked.signal]);
+          if (revoked.signal.aborted || Date.now() >= deadline) break;
         }
-      } finally {
-        waiter.close();
+        step = (await nextStep(tenantId, tail, step.to, serviceId, draining.signal.aborted)) ?? {
+          ...step,
+          more: false,
+        };
       }
+      // Whatever it found, a long poll answers only while its token still holds.
+      if (revoked.signal.aborted || (credential !== undefined && !(await tokenAlive(credential)))) throw dead();
+      return page(step.rows.slice(0, limit));
+    } finally {
+      clearInterval(watchdog);
+      waiter.close();
+      leave(tenantId, tail);
+      release();
     }
-    const last = rows[rows.length - 1];
-    return { events: rows, nextCursor: encodeFeedCursor(tenantId, last ? last.position : position) };
   }
 
   /** `GET /v1/events/{id}` / GetEvent: another tenant's event is a 404 like an unknown one. */
@@ -233,29 +587,64 @@ export function createFeed(deps: FeedDeps) {
   }
 
   /**
-   * Opens a live stream. Validation (cursor, start, service) happens here, before anything is
-   * sent, so the caller can still answer with an error status. The returned iterator yields
-   * events as the consumer pulls them (back-pressure: at most one store page is held), and
-   * keep-alives on idle; it throws the reason when the stream must end (token revoked or
-   * expired, filtered service deleted, server draining), after which the caller closes.
+   * Opens a live stream. Validation (cursor, start, service) and the reader caps happen here,
+   * before anything is sent, so the caller can still answer with an error status. The returned
+   * iterator yields events as the consumer pulls them (back-pressure: at most one batch is
+   * held), and keep-alives on idle; it throws the reason when the stream must end (token
+   * revoked or expired, filtered service deleted, server draining), after which the caller
+   * closes. Its slot is taken now and given back when it ends, is returned, or its caller goes.
    */
   async function openStream(
     principal: Principal,
     request: FeedRequest,
     options: StreamOptions,
   ): Promise<AsyncGenerator<StreamItem, void, undefined>> {
-    let position = await startPosition(principal, request);
+    const position = await startPosition(principal, request);
     const serviceId = await filterOf(principal, request.serviceId);
     const { tenantId } = principal;
     const tag = tenantTag(tenantId);
+    const events: LiveSource<EventRecord, StreamItem> = {
+      next: (tail, scan, own) => nextStep(tenantId, tail, scan, serviceId, own),
+      item: (event, at) => ({ kind: "event", item: { event, cursor: encodeFeedCursor(tenantId, at, tag) } }),
+    };
+    return openLive(principal, position, serviceId, options, events);
+  }
 
-    // The end conditions are watched on a timer of their own, so an idle stream ends promptly.
+  /**
+   * A live stream over `source` from `start` (validated by the caller): the reader caps, the
+   * tenant's shared wake-ups, the end conditions (token revoked or expired, filtered service
+   * deleted, drain), keep-alives and back-pressure are the same for every stream of the
+   * tenant's one order (the feed, the incident changes).
+   */
+  async function openLive<R extends { position: number }, I>(
+    principal: Principal,
+    start: number,
+    serviceId: string | undefined,
+    options: StreamOptions,
+    source: LiveSource<R, I>,
+  ): Promise<AsyncGenerator<LiveItem<I>, void, undefined>> {
+    let position = start;
+    const { tenantId } = principal;
+    const releaseSlot = admitReader(principal);
+    observer.feedStreams(1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      releaseSlot();
+      observer.feedStreams(-1);
+    };
+
+    // The end conditions are watched on a timer of their own, so an idle stream ends promptly,
+    // and a stalled one too: its slot is released and the transport told, whatever the reader does.
     const ended = new AbortController();
     let endReason: DomainError | null = null;
     const end = (reason: DomainError) => {
       if (endReason) return;
       endReason = reason;
       ended.abort(reason);
+      release();
+      options.onEnd?.(reason);
     };
     let checking = false;
     async function check(): Promise<void> {
@@ -264,7 +653,7 @@ export function createFeed(deps: FeedDeps) {
       try {
         const verdict = await deps.verifyToken(options.credential);
         if (!verdict.ok) {
-          end(new DomainError("invalid_credentials", "The bearer token was revoked or has expired."));
+          end(dead());
           return;
         }
         if (serviceId !== undefined && !(await store.services.get(tenantId, serviceId))) {
@@ -277,59 +666,73 @@ export function createFeed(deps: FeedDeps) {
         checking = false;
       }
     }
+    const watchdog = setInterval(() => void check(), checkIntervalMs);
+    const onAbort = () => {
+      clearInterval(watchdog);
+      release();
+    };
+    options.signal?.addEventListener("abort", onAbort, { once: true });
     const signals = [options.signal, ended.signal, draining.signal];
 
-    // Everything that needs releasing starts with the first pull, inside the try whose
-    // finally releases it: a generator that is never started holds nothing.
-    async function* run(): AsyncGenerator<StreamItem, void, undefined> {
-      const watchdog = setInterval(() => void check(), checkIntervalMs);
-      const waiter = createWaiter(notifier, tenantId, everyone);
-      observer.feedStreams(1);
+    async function* run(): AsyncGenerator<LiveItem<I>, void, undefined> {
+      const tail = tailOf(tenantId);
+      const waiter = createWaiter(tail, everyone);
       try {
         let lastSent = Date.now();
-        let lastRead = 0;
-        let woken = true;
+        // `scan`: everything of this stream's filter up to here was handed out; `position`
+        // (its cursor) moves only on its events.
+        let scan = position;
+        let more = true;
         for (;;) {
           if (options.signal?.aborted) return;
           if (endReason) throw endReason;
           // Captured before the read: when draining, the read that comes back empty is the last.
           const drainingNow = draining.signal.aborted;
-          if (woken || drainingNow || Date.now() - lastRead >= RESCAN_INTERVAL_MS) {
-            lastRead = Date.now();
-            const rows = await store.events.feed(tenantId, { after: position, limit: STREAM_PAGE, serviceId });
-            if (rows.length > 0) {
-              for (const event of rows) {
-                if (options.signal?.aborted) return;
-                if (endReason) throw endReason;
-                position = event.position;
-                yield { kind: "event", item: { event, cursor: encodeFeedCursor(tenantId, position, tag) } };
-              }
-              lastSent = Date.now();
-              woken = true; // a full page may have more behind it
-              // SQLite reads resolve at once: without a turn of the event loop, readers
-              // catching up would run page after page as microtasks and starve every request.
-              await new Promise<void>((resolve) => setImmediate(resolve));
-              continue;
+          const step = await source.next(tail, scan, drainingNow);
+          if (step) {
+            for (const row of step.rows) {
+              if (options.signal?.aborted) return;
+              if (endReason) throw endReason;
+              position = row.position;
+              yield source.item(row, position);
             }
-            if (drainingNow) {
-              throw new DomainError("unavailable", "The server is shutting down; resume from the last cursor.");
-            }
+            if (step.rows.length > 0) lastSent = Date.now();
+            scan = Math.max(scan, step.to);
+            more = step.more;
+          } else {
+            more = false;
+          }
+          if (more) {
+            // SQLite reads resolve at once: without a turn of the event loop, readers
+            // catching up would run page after page as microtasks and starve every request.
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            continue;
+          }
+          if (drainingNow) {
+            throw new DomainError("unavailable", "The server is shutting down; resume from the last cursor.");
           }
           if (Date.now() - lastSent >= keepAliveMs) {
             yield { kind: "keep_alive" };
             lastSent = Date.now();
           }
-          const untilKeepAlive = keepAliveMs - (Date.now() - lastSent);
-          const untilRescan = RESCAN_INTERVAL_MS - (Date.now() - lastRead);
-          woken = await waiter.wait(Math.max(1, Math.min(untilKeepAlive, untilRescan)), signals);
+          await waiter.wait(Math.max(1, keepAliveMs - (Date.now() - lastSent)), signals);
         }
       } finally {
         clearInterval(watchdog);
+        options.signal?.removeEventListener("abort", onAbort);
         waiter.close();
-        observer.feedStreams(-1);
+        leave(tenantId, tail);
+        release();
       }
     }
     const generator = run();
+    // A generator that is returned before it ever ran does not run its finally: release here too.
+    const stop = generator.return.bind(generator);
+    generator.return = (value) => {
+      clearInterval(watchdog);
+      release();
+      return stop(value);
+    };
     // Check once now: a token revoked while the stream was being opened ends it at once.
     await check();
     return generator;
@@ -341,7 +744,7 @@ export function createFeed(deps: FeedDeps) {
     for (const wake of [...everyone]) wake();
   }
 
-  return { listFeed, getEvent, openStream, drain };
+  return { listFeed, getEvent, openStream, openLive, drain };
 }
 
 export type Feed = ReturnType<typeof createFeed>;

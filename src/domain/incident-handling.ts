@@ -5,11 +5,14 @@
  * its audit record, under the lock that orders the tenant's feed.
  */
 import { type Audit, tokenOrigin } from "./audit.ts";
-import { DomainError, type FieldIssue, notFound } from "./errors.ts";
+import { DomainError, type FieldIssue, invalid, notFound } from "./errors.ts";
+import { FEED_STARTS, type Feed, type LiveItem, type LiveSource, type StreamOptions, tenantTag } from "./feed.ts";
 import { parseId } from "./ids.ts";
+import { decodeIncidentCursor, encodeIncidentCursor } from "./incident-cursor.ts";
 import {
   INCIDENT_STATUSES,
   type IncidentActor,
+  type IncidentChangeRecord,
   type IncidentRecord,
   type IncidentStatus,
   SEVERITIES,
@@ -31,10 +34,28 @@ export interface IncidentListRequest extends PageRequest {
   severity?: string | undefined;
 }
 
+export interface IncidentChangeStreamRequest {
+  after?: string | undefined;
+  serviceId?: string | undefined;
+  start?: string | undefined;
+}
+
+/** One change of the stream, with where to resume to get what comes after it. */
+export interface ChangeItem {
+  kind: "change";
+  change: IncidentChangeRecord;
+  cursor: string;
+}
+
+/** Changes a stream reads from the store at once: all a slow reader can make Intake hold. */
+const CHANGE_PAGE = 100;
+
 export interface IncidentHandlingDeps {
   store: Store;
   audit: Audit;
   clock: Clock;
+  /** The live-stream machinery the change stream shares with the feed's (docs/incidents.md). */
+  feed: Pick<Feed, "openLive">;
   /**
    * A manual change is a change of the tenant's incident stream: its readers are woken like
    * the feed's (a lost wake-up only delays them until their next timed read).
@@ -43,7 +64,7 @@ export interface IncidentHandlingDeps {
 }
 
 export function createIncidentHandling(deps: IncidentHandlingDeps) {
-  const { store, audit, clock, notifier } = deps;
+  const { store, audit, clock, notifier, feed } = deps;
 
   /** The raw id of one of the caller's services; unknown, malformed or another tenant's: 404 (as the feed's filter). */
   async function serviceFilter(principal: Principal, serviceId: string | undefined): Promise<string | undefined> {
@@ -157,7 +178,50 @@ export function createIncidentHandling(deps: IncidentHandlingDeps) {
     return settle(outcome, tenantId);
   }
 
-  return { listIncidents, getIncident, listIncidentEvents, acknowledgeIncident, resolveIncident };
+  /**
+   * `GET /v1/incidents/stream` / StreamIncidentChanges: the tenant's incident changes, live,
+   * from a cursor (`after`, an `i1` cursor of this tenant) or `start` (earliest: every retained
+   * change; latest: from now). Change positions are the feed's (taken under its lock in the
+   * change's commit), so a reader that resumes from its last cursor, on any instance, gets
+   * every committed change once, in the tenant's one order. The stream itself is the feed's
+   * (`feed.openLive`): the same caps, wake-ups, end conditions, keep-alives and back-pressure.
+   * Validation happens here, before anything is sent.
+   */
+  async function openChangeStream(
+    principal: Principal,
+    request: IncidentChangeStreamRequest,
+    options: StreamOptions,
+  ): Promise<AsyncGenerator<LiveItem<ChangeItem>, void, undefined>> {
+    const { tenantId } = principal;
+    let start: number;
+    if (request.after !== undefined) {
+      start = decodeIncidentCursor(tenantId, request.after);
+    } else {
+      const from = request.start ?? "earliest";
+      if (!(FEED_STARTS as readonly string[]).includes(from)) throw invalid("start", "must be earliest or latest");
+      start = from === "latest" ? await store.incidents.changesHead(tenantId) : 0;
+    }
+    const serviceId = await serviceFilter(principal, request.serviceId);
+    const tag = tenantTag(tenantId);
+    const changes: LiveSource<IncidentChangeRecord, ChangeItem> = {
+      async next(_tail, scan) {
+        const rows = await store.incidents.changes(tenantId, { after: scan, limit: CHANGE_PAGE, serviceId });
+        const last = rows[rows.length - 1];
+        return { rows, to: last ? last.position : scan, more: rows.length === CHANGE_PAGE };
+      },
+      item: (change, at) => ({ kind: "change", change, cursor: encodeIncidentCursor(tenantId, at, tag) }),
+    };
+    return feed.openLive(principal, start, serviceId, options, changes);
+  }
+
+  return {
+    listIncidents,
+    getIncident,
+    listIncidentEvents,
+    acknowledgeIncident,
+    resolveIncident,
+    openChangeStream,
+  };
 }
 
 export type IncidentHandling = ReturnType<typeof createIncidentHandling>;

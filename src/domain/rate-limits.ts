@@ -35,10 +35,10 @@ export function parseRateLimitText(raw: string): RateLimit | null {
 }
 
 export class RateLimitedError extends DomainError {
-  constructor(readonly decision: RateDecision) {
-    super(
-      "rate_limited",
-      `The ${decision.policy === "api" ? "token's" : "service's"} rate limit is spent; retry in ${decision.resetSeconds} s.`,
-    );
+  constructor(
+    readonly decision: RateDecision,
+    message = `The ${decision.policy === "api" ? "token's" : "service's"} rate limit is spent; retry in ${decision.resetSeconds} s.`,
+  ) {
+    super("rate_limited", message);
   }
 }

@@ -45,6 +45,17 @@ const SECURITY_HEADERS = {
   "referrer-policy": "no-referrer",
 };
 
+/**
+ * Every answer under /console carries the console's headers, errors included (a 404 for an
+ * unknown asset, a 405): the gateway's error hook calls this for every path it answers.
+ */
+export function withConsoleHeaders(response: Response, request: Request): Response {
+  const { pathname } = new URL(request.url);
+  if (pathname !== CONSOLE_PATH && !pathname.startsWith(`${CONSOLE_PATH}/`)) return response;
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
+  return response;
+}
+
 interface Asset {
   body: Blob;
   type: string;

@@ -4,7 +4,8 @@
  * (shapes/events.ts), each stored payload embedded verbatim.
  */
 import { t } from "elysia";
-import type { StreamItem } from "../domain/feed.ts";
+import type { DomainError } from "../domain/errors.ts";
+import type { LiveItem, StreamItem } from "../domain/feed.ts";
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT_SECONDS } from "../domain/feed.ts";
 import type { EventRecord } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
@@ -42,7 +43,7 @@ const FeedQuery = t.Object(
   { additionalProperties: true },
 );
 
-const StreamQuery = t.Object(
+export const StreamQuery = t.Object(
   { after: t.Optional(Cursor), service_id: t.Optional(ServiceId), start: t.Optional(Start) },
   { additionalProperties: true },
 );
@@ -56,9 +57,21 @@ const FeedPageSchema = t.Object(
 );
 
 /** An SSE message or comment. */
-function sse(text: string): Uint8Array {
+export function sse(text: string): Uint8Array {
   return utf8.encode(text);
 }
+
+function isKeepAlive<I>(item: LiveItem<I>): item is { kind: "keep_alive" } {
+  return (item as { kind?: unknown }).kind === "keep_alive";
+}
+
+/** The headers of every SSE answer. */
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-store",
+  // Reverse proxies (nginx) would otherwise buffer the stream.
+  "x-accel-buffering": "no",
+};
 
 /**
  * One event as an SSE message. `data:` is one line (docs/feed.md), and SSE ends a line at any
@@ -82,45 +95,76 @@ function sseEvent(cursor: string, event: EventRecord): Uint8Array {
   return message;
 }
 
-/** The SSE body of an open stream: its items as they are pulled, then `event: end` with the reason. */
-function sseBody(stream: AsyncGenerator<StreamItem, void, undefined>, logger: Logger): ReadableStream<Uint8Array> {
-  // highWaterMark 0: the next event is read from the store only once the socket took the
-  // previous one, so a slow reader holds at most one store page (docs/feed.md).
-  return new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        controller.enqueue(sse(": stream open\n\n"));
-      },
-      async pull(controller) {
-        try {
-          const next = await stream.next();
-          if (next.done) {
-            controller.close();
-            return;
-          }
-          const item = next.value;
-          if (item.kind === "keep_alive") {
-            controller.enqueue(sse(": keep-alive\n\n"));
-            return;
-          }
-          controller.enqueue(sseEvent(item.item.cursor, item.item.event));
-        } catch (error) {
-          // Why the stream ended, for readers that look; then the connection closes.
-          const rest = restErrorOf(toConnectError(error, logger));
-          const reason = rest ?? { code: "internal_error", message: "The stream ended." };
-          controller.enqueue(
-            sse(`event: end\ndata: ${JSON.stringify({ error: { code: reason.code, message: reason.message } })}\n\n`),
-          );
-          await stream.return(undefined);
-          controller.close();
-        }
-      },
-      async cancel() {
-        await stream.return(undefined);
-      },
+/**
+ * The SSE body of a stream: its items as they are pulled, then `event: end` with the reason.
+ * `onEnd` goes to openStream: a stream that must end while nothing pulls (a reader that stopped
+ * reading) is ended here at once, or its connection would stay until the reader reads again.
+ */
+export function sseBody<I>(logger: Logger, message: (item: I) => Uint8Array) {
+  let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let stream: AsyncGenerator<LiveItem<I>, void, undefined> | undefined;
+  let pulling = false;
+  let closed = false;
+  /** Why the stream ended, for readers that look; then the connection closes. */
+  const finish = (error: unknown) => {
+    if (closed || !sink) return;
+    closed = true;
+    const rest = restErrorOf(toConnectError(error, logger));
+    const reason = rest ?? { code: "internal_error", message: "The stream ended." };
+    sink.enqueue(
+      sse(`event: end\ndata: ${JSON.stringify({ error: { code: reason.code, message: reason.message } })}\n\n`),
+    );
+    sink.close();
+  };
+  return {
+    onEnd(reason: DomainError): void {
+      if (pulling) return; // the pull in progress ends it
+      finish(reason);
+      void stream?.return(undefined);
     },
-    { highWaterMark: 0 },
-  );
+    body(opened: AsyncGenerator<LiveItem<I>, void, undefined>): ReadableStream<Uint8Array> {
+      stream = opened;
+      // highWaterMark 0: the next event is read only once the socket took the previous one,
+      // so a slow reader holds at most one batch (docs/feed.md).
+      return new ReadableStream<Uint8Array>(
+        {
+          start(controller) {
+            sink = controller;
+            controller.enqueue(sse(": stream open\n\n"));
+          },
+          async pull(controller) {
+            if (closed) return;
+            pulling = true;
+            try {
+              const next = await opened.next();
+              if (closed) return;
+              if (next.done) {
+                closed = true;
+                controller.close();
+                return;
+              }
+              const item = next.value;
+              if (isKeepAlive(item)) {
+                controller.enqueue(sse(": keep-alive\n\n"));
+                return;
+              }
+              controller.enqueue(message(item));
+            } catch (error) {
+              finish(error);
+              await opened.return(undefined);
+            } finally {
+              pulling = false;
+            }
+          },
+          async cancel() {
+            closed = true;
+            await opened.return(undefined);
+          },
+        },
+        { highWaterMark: 0 },
+      );
+    },
+  };
 }
 
 export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
@@ -137,7 +181,9 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
         summary: "Read the tenant's feed, oldest first, from a cursor (a long poll with `wait`)",
         description:
           "Every event of the tenant has one position; a reader resuming from the last next_cursor never misses " +
-          "an event and never sees one twice (docs/feed.md). A cursor of another tenant is 400.",
+          "an event and never sees one twice (docs/feed.md). A cursor of another tenant is 400. A page holds at most " +
+          "`limit` events and 3 MiB of payloads (one larger event is a page of its own): resume from next_cursor " +
+          "until a page is empty. A long poll counts against the live reads a token (10) and a tenant (100) may hold by default (429).",
         tag,
       },
       handle: async (call) => {
@@ -151,7 +197,11 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
             start: query.start,
             waitSeconds: query.wait,
           },
-          call.request.signal,
+          // A long poll re-checks the caller's token while it waits and before it answers.
+          {
+            signal: call.request.signal,
+            credential: bearerCredential(call.request.headers.get("authorization")) ?? undefined,
+          },
         );
         return new Response(eventPageJson(page.events, page.nextCursor), { headers: { "content-type": JSON_TYPE } });
       },
@@ -190,20 +240,15 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
         const lastEventId = request.headers.get("last-event-id");
         // The stream re-verifies the caller's token while it lasts (docs/feed.md).
         const credential = bearerCredential(request.headers.get("authorization")) ?? "";
+        const body = sseBody(logger, (item: Exclude<StreamItem, { kind: "keep_alive" }>) =>
+          sseEvent(item.item.cursor, item.item.event),
+        );
         const stream = await feed.openStream(
           caller(call),
           { after: lastEventId ? lastEventId : query.after, serviceId: query.service_id, start: query.start },
-          { credential, signal: request.signal },
+          { credential, signal: request.signal, onEnd: body.onEnd },
         );
-        return new Response(sseBody(stream, logger), {
-          status: 200,
-          headers: {
-            "content-type": "text/event-stream; charset=utf-8",
-            "cache-control": "no-store",
-            // Reverse proxies (nginx) would otherwise buffer the stream.
-            "x-accel-buffering": "no",
-          },
-        });
+        return new Response(body.body(stream), { status: 200, headers: SSE_HEADERS });
       },
     }),
     operation({

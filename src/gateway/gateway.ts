@@ -14,7 +14,7 @@ import { POLICY } from "../rpc/policy.ts";
 import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenOperations } from "./api-tokens.ts";
 import { auditOperations } from "./audit.ts";
-import { consoleRoutes } from "./console.ts";
+import { consoleRoutes, withConsoleHeaders } from "./console.ts";
 import { attachExchange, Buffered, createEdge, type Edge, exchangeOf, type RestExchange } from "./edge.ts";
 import { errorResponse, validationIssues } from "./errors.ts";
 import { feedOperations } from "./feed.ts";
@@ -194,7 +194,7 @@ export async function createGateway(deps: GatewayDeps) {
   };
   const failed = (ctx: Hooked) => {
     const x = exchangeOf(ctx);
-    return edge.finish(x, errorAnswer(x, ctx.code, ctx.error, ctx.route));
+    return edge.finish(x, withConsoleHeaders(errorAnswer(x, ctx.code, ctx.error, ctx.route), x.request));
   };
   // With the access log on, `finish` reads the answer's size (a promise): Elysia awaits a hook
   // it sees is async.

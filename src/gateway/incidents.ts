@@ -4,10 +4,12 @@
  * shapes/incidents.ts; its timeline's events by the one event writer (shapes/events.ts).
  */
 import { t } from "elysia";
-import { INCIDENT_STATUS_FILTERS } from "../domain/incident-handling.ts";
+import { type ChangeItem, INCIDENT_STATUS_FILTERS } from "../domain/incident-handling.ts";
 import { SEVERITIES } from "../domain/incident-types.ts";
+import { bearerCredential } from "../rpc/admission.ts";
 import { eventPageJson } from "../shapes/events.ts";
-import { incidentJson } from "../shapes/incidents.ts";
+import { incidentChangeJson, incidentJson } from "../shapes/incidents.ts";
+import { SSE_HEADERS, StreamQuery, sse, sseBody } from "./feed.ts";
 import { JSON_TYPE, json } from "./http.ts";
 import { EventRecordSchema } from "./ingest.ts";
 import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
@@ -68,7 +70,12 @@ const IncidentListQuery = t.Object(
   { additionalProperties: true },
 );
 
-export function incidentOperations({ domain }: OperationDeps): Operation[] {
+/** One change as an SSE message: `id: <cursor>`, `event: incident`, `data: {"change", "incident"}` on one line. */
+function sseChange(item: ChangeItem): Uint8Array {
+  return sse(`id: ${item.cursor}\nevent: incident\ndata: ${incidentChangeJson(item.change)}\n\n`);
+}
+
+export function incidentOperations({ domain, logger }: OperationDeps): Operation[] {
   const { incidents } = domain;
   const tag = "Incidents";
   return [
@@ -93,6 +100,53 @@ export function incidentOperations({ domain }: OperationDeps): Operation[] {
           severity: query.severity,
         });
         return json(200, { data: page.items.map(incidentJson), next_cursor: page.nextCursor });
+      },
+    }),
+    operation({
+      method: "GET",
+      path: "/v1/incidents/stream",
+      rpc: "intake.v1.IncidentService/StreamIncidentChanges",
+      errors: { 400: ["invalid_request"], 404: ["not_found"] },
+      schemas: {
+        query: StreamQuery,
+        response: {
+          200: t.String({
+            description:
+              "text/event-stream: per change `id: <cursor>`, `event: incident`, " +
+              '`data: {"change": "opened" | "acknowledged" | "resolved" | "severity_raised", "incident": {…}}`; ' +
+              "`: keep-alive` comments; a last `event: end` says why the stream ended",
+          }),
+        },
+      },
+      doc: {
+        summary: "Follow the tenant's incident changes live (Server-Sent Events; resume with Last-Event-ID)",
+        description:
+          "One order per tenant: a reader resuming from its last cursor, on any instance, gets every committed " +
+          "change once (docs/incidents.md). The same rules as GET /v1/feed/stream: keep-alives, the end " +
+          "conditions, and the live reads a token and a tenant may hold (429).",
+        tag,
+        parameters: [
+          {
+            name: "Last-Event-ID",
+            in: "header",
+            required: false,
+            description: "the last message's id (a cursor); wins over `after`",
+            schema: { type: "string" },
+          },
+        ],
+      },
+      handle: async (call) => {
+        const { request, query } = call;
+        // EventSource clients resend the last id on reconnect: it wins over `after`.
+        const lastEventId = request.headers.get("last-event-id");
+        const credential = bearerCredential(request.headers.get("authorization")) ?? "";
+        const body = sseBody(logger, sseChange);
+        const stream = await incidents.openChangeStream(
+          caller(call),
+          { after: lastEventId ? lastEventId : query.after, serviceId: query.service_id, start: query.start },
+          { credential, signal: request.signal, onEnd: body.onEnd },
+        );
+        return new Response(body.body(stream), { status: 200, headers: SSE_HEADERS });
       },
     }),
     operation({

@@ -50,7 +50,7 @@ const SIGNATURE_FAILURES: readonly SignatureFailureReason[] = [
   "no_matching_signature",
 ];
 const CACHE_RESULTS: readonly CacheLookupResult[] = ["hit", "negative_hit", "shared_hit", "miss"];
-const POLICIES: readonly RateLimitPolicy[] = ["api", "ingest"];
+const POLICIES: readonly RateLimitPolicy[] = ["api", "ingest", "feed"];
 /** Any other method a client sends is counted as `other`: the method is input, its label a closed set. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 /**
@@ -281,6 +281,16 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
   ]) {
     register(registry, metric);
   }
+  const exportPublished = new CellCounter(
+    "intake_export_published_total",
+    "Messages the export's stream acknowledged, by result (stored, duplicate: it already held the id).",
+  );
+  register(registry, exportPublished);
+  const exportLag = new Gauge({
+    name: "intake_export_lag_events",
+    help: "Feed positions (events and incident changes) committed and not yet acknowledged by the export's stream; set by the exporting instance.",
+    registers: [registry],
+  });
   const feedStreams = new Gauge({
     name: "intake_feed_streams",
     help: "Live feed streams (SSE and StreamFeed).",
@@ -298,6 +308,7 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
   const reasonCells = closedSet(signatureFailures, "reason", SIGNATURE_FAILURES);
   const limitedCells = closedSet(rateLimited, "policy", POLICIES);
   const fallbackCells = closedSet(limiterFallback, "policy", POLICIES);
+  const publishedCells = closedSet(exportPublished, "result", ["stored", "duplicate"] as const);
   const batchCell = batchSize.cell({});
   const commitCell = commitSeconds.cell({});
   const cacheCells = new Map<string, Record<CacheLookupResult, CounterCell>>();
@@ -386,6 +397,13 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
     rateLimiterFallback(policy) {
       const cell = fallbackCells.get(policy);
       if (cell) cell.value += 1;
+    },
+    exportPublished(result) {
+      const cell = publishedCells.get(result);
+      if (cell) cell.value += 1;
+    },
+    exportLag(positions) {
+      exportLag.set(positions);
     },
   };
 

@@ -7,12 +7,15 @@ import type { FeedNotifier } from "../domain/ports/notifier.ts";
 export interface LocalWakeups {
   fire(tenantIds: readonly string[]): void;
   subscribe(tenantId: string, wake: () => void): () => void;
+  /** Woken by every fire, whatever the tenants. */
+  subscribeAll(wake: () => void): () => void;
   /** Wakes every reader: after a reconnect, notifications may have been missed. */
   fireAll(): void;
 }
 
 export function createLocalWakeups(): LocalWakeups {
   const readers = new Map<string, Set<() => void>>();
+  const everyTenant = new Set<() => void>();
   function call(wakes: Iterable<() => void>): void {
     for (const wake of [...wakes]) wake();
   }
@@ -21,6 +24,7 @@ export function createLocalWakeups(): LocalWakeups {
     // readers' store reads do not delay those answers.
     fire(tenantIds) {
       setImmediate(() => {
+        if (tenantIds.length > 0) call(everyTenant);
         for (const tenantId of tenantIds) {
           const wakes = readers.get(tenantId);
           if (wakes) call(wakes);
@@ -28,7 +32,12 @@ export function createLocalWakeups(): LocalWakeups {
       });
     },
     fireAll() {
+      call(everyTenant);
       for (const wakes of [...readers.values()]) call(wakes);
+    },
+    subscribeAll(wake) {
+      everyTenant.add(wake);
+      return () => everyTenant.delete(wake);
     },
     subscribe(tenantId, wake) {
       let wakes = readers.get(tenantId);
@@ -53,6 +62,7 @@ export function createLocalNotifier(): FeedNotifier {
     kind: "local",
     publish: (tenantIds) => local.fire(tenantIds),
     subscribe: (tenantId, wake) => local.subscribe(tenantId, wake),
+    subscribeAll: (wake) => local.subscribeAll(wake),
     close: async () => {},
   };
 }

@@ -110,6 +110,7 @@ export async function createPostgresNotifier(options: { url: string; logger: Log
       schedule();
     },
     subscribe: (tenantId, wake) => local.subscribe(tenantId, wake),
+    subscribeAll: (wake) => local.subscribeAll(wake),
     async close() {
       // What is still pending goes out now rather than after the spacing, for at most
       // CLOSE_FLUSH_MS; then nothing more is sent.

@@ -55,6 +55,7 @@ export function createRedisNotifier(options: {
       });
     },
     subscribe: (tenantId, wake) => local.subscribe(tenantId, wake),
+    subscribeAll: (wake) => local.subscribeAll(wake),
     async close() {
       unlisten();
     },

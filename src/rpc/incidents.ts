@@ -3,24 +3,36 @@
  * operations (gateway/incidents.ts), written as protobuf messages (shapes/incidents.ts).
  */
 import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
 import {
   type AcknowledgeIncidentRequest,
   AcknowledgeIncidentResponseSchema,
   type GetIncidentRequest,
   GetIncidentResponseSchema,
+  IncidentStart,
   type ListIncidentEventsRequest,
   ListIncidentEventsResponseSchema,
   type ListIncidentsRequest,
   ListIncidentsResponseSchema,
   type ResolveIncidentRequest,
   ResolveIncidentResponseSchema,
+  type StreamIncidentChangesRequest,
+  type StreamIncidentChangesResponse,
+  StreamIncidentChangesResponseSchema,
 } from "../../gen/intake/v1/incidents_pb.ts";
 import type { IncidentHandling } from "../domain/incident-handling.ts";
 import type { Logger } from "../logger.ts";
 import { eventMessage } from "../shapes/events.ts";
 import { incidentMessage } from "../shapes/incidents.ts";
 import { principalOf, requestIdOf } from "./context.ts";
+import { openLiveCall } from "./feed.ts";
 import { rpcMethod } from "./method.ts";
+
+function startOf(start: IncidentStart): string | undefined {
+  if (start === IncidentStart.LATEST) return "latest";
+  if (start === IncidentStart.EARLIEST) return "earliest";
+  return undefined;
+}
 
 export function createIncidentImpl(deps: { incidents: IncidentHandling; logger: Logger }) {
   const { incidents, logger } = deps;
@@ -61,6 +73,29 @@ export function createIncidentImpl(deps: { incidents: IncidentHandling; logger: 
       const incident = await incidents.resolveIncident(principalOf(ctx), req.id, requestIdOf(ctx));
       return create(ResolveIncidentResponseSchema, { incident: incidentMessage(incident) });
     }),
+
+    // One message per change; keep-alives are an SSE matter (HTTP/2 and Connect have their own pings).
+    async *streamIncidentChanges(
+      req: StreamIncidentChangesRequest,
+      ctx: HandlerContext,
+    ): AsyncGenerator<StreamIncidentChangesResponse> {
+      const stream = await openLiveCall(ctx, logger, (options) =>
+        incidents.openChangeStream(
+          principalOf(ctx),
+          { after: req.after, serviceId: req.serviceId, start: startOf(req.start) },
+          options,
+        ),
+      );
+      for await (const item of stream) {
+        if (item.kind === "change") {
+          yield create(StreamIncidentChangesResponseSchema, {
+            change: item.change.change,
+            incident: incidentMessage(item.change.incident),
+            cursor: item.cursor,
+          });
+        }
+      }
+    },
   };
 }
 

@@ -1,7 +1,11 @@
-/** An incident's public shapes (SPEC §17): its REST JSON and its protobuf message, from one record. */
+/**
+ * An incident's public shapes (SPEC §17): its REST JSON and its protobuf message, from one
+ * record; and a change as `{"change", "incident"}`, the incident change stream's `data` and the
+ * export's message body (docs/export.md).
+ */
 import type { Incident, IncidentActor as IncidentActorMessage } from "../../gen/intake/v1/incidents_pb.ts";
 import { formatId } from "../domain/ids.ts";
-import type { IncidentActor, IncidentRecord } from "../domain/incident-types.ts";
+import type { IncidentActor, IncidentChangeRecord, IncidentRecord } from "../domain/incident-types.ts";
 import { isoOfMs, isoOrNull, optionalTs, ts, type Whole } from "./time.ts";
 
 /** `{"type": "event", "id": "evt_…"}`, `{"type": "api_token", "id": "tok_…"}` or `{"type": "auto"}`. */
@@ -34,6 +38,11 @@ export function incidentJson(record: IncidentRecord) {
     acknowledged_by: incidentActorJson(record.acknowledgedBy),
     resolved_by: incidentActorJson(record.resolvedBy),
   };
+}
+
+/** `{"change": …, "incident": {…}}` as one line of JSON. */
+export function incidentChangeJson(change: IncidentChangeRecord): string {
+  return JSON.stringify({ change: change.change, incident: incidentJson(change.incident) });
 }
 
 function actorMessage(actor: IncidentActor | null): IncidentActorMessage | undefined {

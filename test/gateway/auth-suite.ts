@@ -151,6 +151,10 @@ const CALLS: Record<string, Omit<AuthRoute, "method" | "pattern" | "mutating" | 
     ok: 200,
     prepare: async () => ({ path: "/v1/incidents" }),
   },
+  "GET /v1/incidents/stream": {
+    ok: 200,
+    prepare: async () => ({ path: "/v1/incidents/stream", stream: true }),
+  },
   "GET /v1/incidents/:id": {
     ok: 200,
     prepare: async (world) => ({ path: `/v1/incidents/${await openIncident(world)}` }),

@@ -63,6 +63,22 @@ describe("the console's responses", () => {
     expect(missing.body.error.code).toBe("not_found");
   });
 
+  test("404s and 405s under /console carry the console's CSP, nosniff and referrer policy", async () => {
+    world = await createWorld();
+    for (const [method, path, status] of [
+      ["GET", "/console/assets/does-not-exist.js", 404],
+      ["HEAD", "/console/assets/does-not-exist.js", 404],
+      ["POST", "/console", 405],
+      ["DELETE", "/console/assets/x.js", 405],
+    ] as const) {
+      const res = await world.request(method, path, { token: null });
+      expect(`${method} ${path} ${res.status}`).toBe(`${method} ${path} ${status}`);
+      expect(res.headers.get("content-security-policy")).toBe(CONSOLE_CSP);
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+    }
+  });
+
   test("GET / is a 302 to /console", async () => {
     world = await createWorld();
     const res = await world.request("GET", "/", { token: null });

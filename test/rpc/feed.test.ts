@@ -3,9 +3,12 @@
  * Connect JSON, Connect binary, gRPC-Web (main port) and gRPC (h2c port).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createClient } from "@connectrpc/connect";
+import { connect } from "node:net";
+import { ConnectError, createClient } from "@connectrpc/connect";
+import * as grpc from "@grpc/grpc-js";
 import { EventFeedService, FeedStart } from "../../gen/intake/v1/feed_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
+import { FEED_PAGE_BYTES } from "../../src/domain/feed.ts";
 import { nextFeedRead } from "../support/feed-marker.ts";
 import { sign } from "../support/signing.ts";
 import { bearer, failure, type Served, serveWorld, TRANSPORTS, transportFor } from "./support.ts";
@@ -101,6 +104,74 @@ describe.each(TRANSPORTS)("%s", (name) => {
     expect(failed).toMatchObject({ code: "unauthenticated", restCode: "invalid_credentials" });
   });
 
+  test("ListFeed pages of 256 KB events stop at the byte budget and resume exactly from next_cursor", async () => {
+    const { feed } = clients();
+    const head = await feed.listFeed({ start: FeedStart.LATEST }, owner);
+    const ids: string[] = [];
+    for (let i = 0; i < 15; i++) ids.push(await ingest(`{"n":${i},"p":"${"x".repeat(262_000 - 20)}"}`));
+    const perPage = Math.floor(FEED_PAGE_BYTES / 262_000);
+    const seen: string[] = [];
+    let cursor = head.nextCursor;
+    for (let pages = 0; pages < 5; pages++) {
+      const page = await feed.listFeed({ after: cursor, limit: 1000 }, owner);
+      if (page.data.length === 0) break;
+      expect(page.data.length).toBeLessThanOrEqual(perPage);
+      seen.push(...page.data.map((e) => e.id));
+      cursor = page.nextCursor;
+    }
+    expect(seen).toEqual(ids);
+  });
+
+  test("resource_exhausted (rate_limited) with the RateLimit fields past 10 live reads of one token", async () => {
+    const { feed } = clients();
+    const reader = await served.world.mint({ name: `capped-${name}`, scope: "read_only" });
+    const abort = new AbortController();
+    const open = () =>
+      (async () => {
+        for await (const _ of feed.streamFeed(
+          { start: FeedStart.LATEST },
+          { ...bearer(reader.token), signal: abort.signal },
+        )) {
+          // idle
+        }
+      })().catch((error: unknown) => error);
+    const held = Array.from({ length: 10 }, open);
+    await Bun.sleep(300);
+    // The fields ride on the error: response headers (Connect) or trailers (gRPC, gRPC-Web).
+    let metadata: Headers | undefined;
+    try {
+      await feed.listFeed({ start: FeedStart.LATEST, waitSeconds: 5 }, bearer(reader.token));
+    } catch (error) {
+      metadata = ConnectError.from(error).metadata;
+    }
+    expect(metadata?.get("ratelimit-policy")).toBe('"feed";q=10;w=1');
+    expect(metadata?.get("retry-after")).toBe("1");
+    const refused = await failure(feed.listFeed({ start: FeedStart.LATEST, waitSeconds: 5 }, bearer(reader.token)));
+    expect(refused).toMatchObject({ code: "resource_exhausted", restCode: "rate_limited" });
+    const streamRefused = await failure(
+      (async () => {
+        for await (const _ of feed.streamFeed({ start: FeedStart.LATEST }, bearer(reader.token))) {
+          // refused before any message
+        }
+      })(),
+    );
+    expect(streamRefused).toMatchObject({ code: "resource_exhausted", restCode: "rate_limited" });
+    abort.abort();
+    await Promise.all(held);
+  });
+
+  test("ListFeed with wait_seconds ends unauthenticated when its token is revoked while it waits", async () => {
+    const { feed } = clients();
+    const reader = await served.world.mint({ name: `poller-${name}`, scope: "read_only" });
+    const poll = feed.listFeed({ start: FeedStart.LATEST, waitSeconds: 8 }, bearer(reader.token));
+    await Bun.sleep(200);
+    expect((await served.world.request("DELETE", `/v1/api_tokens/${reader.id}`)).status).toBe(200);
+    const revokedAt = Date.now();
+    await ingest('{"after":"revoke"}');
+    expect(await failure(poll)).toMatchObject({ code: "unauthenticated", restCode: "invalid_credentials" });
+    expect(Date.now() - revokedAt).toBeLessThan(1_500);
+  });
+
   test("invalid_argument for another tenant's cursor; not_found for another tenant's event", async () => {
     const { feed, ingest: ingestClient } = clients();
     const id = await ingest("{}");
@@ -114,5 +185,77 @@ describe.each(TRANSPORTS)("%s", (name) => {
       code: "not_found",
       restCode: "not_found",
     });
+  });
+});
+
+describe("a stalled StreamFeed", () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await serveWorld();
+  });
+  afterAll(() => served.close());
+
+  async function gauge(): Promise<number> {
+    const text = (await served.world.request("GET", "/metrics", { token: null })).text;
+    return Number(/^intake_feed_streams (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+  }
+
+  test("a Connect and a gRPC reader that never read give their slots back within 1.5 s of a revoke", async () => {
+    const service = await served.world.createService("stalled");
+    const reader = await served.world.mint({ name: "stalled-rpc", scope: "read_only" });
+    // Connect streaming on the main port, from a socket that stops reading.
+    const url = new URL(served.baseUrl);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    const message = new TextEncoder().encode("{}");
+    const frame = new Uint8Array(5 + message.length);
+    new DataView(frame.buffer).setUint32(1, message.length);
+    frame.set(message, 5);
+    socket.write(
+      "POST /intake.v1.EventFeedService/StreamFeed HTTP/1.1\r\nHost: intake\r\n" +
+        `Authorization: Bearer ${reader.token}\r\nContent-Type: application/connect+json\r\n` +
+        `Content-Length: ${frame.length}\r\n\r\n`,
+    );
+    socket.write(frame);
+    socket.pause();
+    // gRPC on the h2c port, a call that is paused at once.
+    const client = new grpc.Client(served.grpcUrl.replace("http://", ""), grpc.credentials.createInsecure());
+    const metadata = new grpc.Metadata();
+    metadata.set("authorization", `Bearer ${reader.token}`);
+    const call = client.makeServerStreamRequest(
+      "/intake.v1.EventFeedService/StreamFeed",
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      Buffer.alloc(0),
+      metadata,
+    );
+    call.on("error", () => {});
+    call.pause();
+    try {
+      const deadline = Date.now() + 5_000;
+      while ((await gauge()) !== 2 && Date.now() < deadline) await Bun.sleep(20);
+      expect(await gauge()).toBe(2);
+      const body = `{"p":"${"x".repeat(262_000)}"}`;
+      for (let i = 0; i < 24; i++) {
+        const payload = new TextEncoder().encode(body);
+        const res = await served.world.request("POST", `/v1/ingest/${service.id}`, {
+          token: null,
+          body: payload,
+          headers: { "x-service-signature": sign(service.secret, payload, served.world.clock.now()) },
+        });
+        expect(res.status).toBe(202);
+      }
+      await Bun.sleep(300);
+      expect(await gauge()).toBe(2);
+      expect((await served.world.request("DELETE", `/v1/api_tokens/${reader.id}`)).status).toBe(200);
+      const revokedAt = Date.now();
+      while ((await gauge()) !== 0 && Date.now() < revokedAt + 3_000) await Bun.sleep(20);
+      expect(await gauge()).toBe(0);
+      expect(Date.now() - revokedAt).toBeLessThan(1_500);
+    } finally {
+      call.cancel();
+      client.close();
+      socket.destroy();
+    }
   });
 });

@@ -944,6 +944,41 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         expect(await store.events.get(other.tenantId, all[0]?.id as string)).toBeNull();
       });
 
+      test("maxBytes stops a read before the event that would pass it, returns one event however large, and resumes exactly", async () => {
+        const { tenant } = await seedTenant();
+        const a = await addService(tenant.id);
+        const b = await addService(tenant.id);
+        const big = (serviceId: string, n: number) =>
+          newEvent(serviceId, { payload: new Uint8Array(n).fill(0x61 + (n % 26)) });
+        // Sizes 300, 300, 500, 50, 1200 (alone over the budget), 10 — with b's events between.
+        const sizes = [300, 300, 500, 50, 1200, 10];
+        for (const n of sizes) await store.events.insertBatch([big(a.id, n), big(b.id, 7)]);
+        const budget = 1000;
+        const read = (after: number, serviceId?: string) =>
+          store.events.feed(tenant.id, { after, limit: 100, maxBytes: budget, serviceId });
+        const pages: number[][] = [];
+        for (let after = 0; ; ) {
+          const page = await read(after, a.id);
+          if (page.length === 0) break;
+          pages.push(page.map((e) => e.payload.length));
+          after = (page[page.length - 1] as { position: number }).position;
+        }
+        expect(pages).toEqual([[300, 300], [500, 50], [1200], [10]]);
+        // Unfiltered, b's 7-byte events count too, and nothing is lost or repeated.
+        const all: number[] = [];
+        for (let after = 0; ; ) {
+          const page = await read(after);
+          if (page.length === 0) break;
+          expect(page.reduce((sum, e) => sum + e.payload.length, 0) <= budget || page.length === 1).toBe(true);
+          all.push(...page.map((e) => e.position));
+          after = page[page.length - 1]?.position as number;
+        }
+        const everything = await store.events.feed(tenant.id, { after: 0, limit: 100 });
+        expect(all).toEqual(everything.map((e) => e.position));
+        // The count limit still holds under the budget.
+        expect((await store.events.feed(tenant.id, { after: 0, limit: 3, maxBytes: 1 << 20 })).length).toBe(3);
+      });
+
       test("a position is never reused: events after a deleted service's newest events still sort after every cursor", async () => {
         const { tenant } = await seedTenant();
         const kept = await addService(tenant.id);

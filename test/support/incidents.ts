@@ -21,9 +21,30 @@ export interface Sent {
   incidentId: string | null;
 }
 
+/** What sending needs of a world: its requests, clock and app (another app on the same store will do). */
+export type Via = Pick<World, "request" | "clock" | "app" | "tenantId">;
+
+/** The world's tenant and clock, through another app (an instance on the same store). */
+export function via(world: World, app: World["app"]): Via {
+  return {
+    app,
+    clock: world.clock,
+    tenantId: world.tenantId,
+    async request(method, path, options = {}) {
+      const headers = new Headers(options.headers);
+      const token = options.token === undefined ? world.ownerToken : options.token;
+      if (token !== null) headers.set("authorization", `Bearer ${token}`);
+      const body = options.body === undefined ? undefined : (options.body as string);
+      const res = await app.fetch(new Request(`http://intake.test${path}`, { method, headers, body }));
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : null };
+    },
+  };
+}
+
 /** Posts `body` signed by `sender` (of the tenant `tenantId`, the world's own by default). */
 export async function sendAlert(
-  world: World,
+  world: Via,
   sender: Sender,
   body: Record<string, unknown>,
   tenantId = world.tenantId,
@@ -61,7 +82,7 @@ export interface TriggerFields {
 
 /** A trigger; returns the incident it opened or joined (its inc_ id) and the event. */
 export async function trigger(
-  world: World,
+  world: Via,
   sender: Sender,
   fields: TriggerFields = {},
   tenantId = world.tenantId,

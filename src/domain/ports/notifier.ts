@@ -11,6 +11,8 @@ export interface FeedNotifier {
   publish(tenantIds: readonly string[]): void;
   /** Calls `wake` on every publish for the tenant, here or elsewhere; returns the unsubscribe. */
   subscribe(tenantId: string, wake: () => void): () => void;
+  /** Calls `wake` on every publish, for any tenant (the export, docs/export.md); returns the unsubscribe. */
+  subscribeAll(wake: () => void): () => void;
   readonly kind: "local" | "redis" | "postgres";
   close(): Promise<void>;
 }

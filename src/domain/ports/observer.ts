@@ -8,6 +8,7 @@
  * Every method is called on a request's path, so an implementation must be cheap (no
  * allocation, no label hashing per call) and must never throw.
  */
+import type { PublishAck } from "./publisher.ts";
 
 /**
  * `intake_ingest_events_total{outcome}`. Reported once per ingest attempt by domain/ingest.ts
@@ -36,7 +37,8 @@ export type SignatureFailureReason =
 export type CacheLookupResult = "hit" | "negative_hit" | "shared_hit" | "miss";
 
 /** `intake_rate_limited_total{policy}`. */
-export type RateLimitPolicy = "api" | "ingest";
+/** `feed`: the cap on live feed reads per token and per tenant (docs/feed.md). */
+export type RateLimitPolicy = "api" | "ingest" | "feed";
 
 export interface Observer {
   /**
@@ -58,6 +60,10 @@ export interface Observer {
   rateLimited(policy: RateLimitPolicy): void;
   /** A rate-limit decision taken in process because the shared limiter (Redis) was unreachable. */
   rateLimiterFallback(policy: RateLimitPolicy): void;
+  /** `intake_export_published_total{result}`: one message JetStream acknowledged (docs/export.md). */
+  exportPublished(result: PublishAck): void;
+  /** `intake_export_lag_events`: feed positions committed and not yet acknowledged, on the exporting instance. */
+  exportLag(positions: number): void;
 }
 
 /** Counts the lookups of one cache namespace by where each was answered. */
@@ -75,4 +81,6 @@ export const noopObserver: Observer = {
   feedStreams() {},
   rateLimited() {},
   rateLimiterFallback() {},
+  exportPublished() {},
+  exportLag() {},
 };

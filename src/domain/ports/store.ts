@@ -163,6 +163,12 @@ export interface EventRepo {
 export interface FeedQuery {
   after: number;
   limit: number;
+  /**
+   * At most this many payload bytes in all (docs/feed.md, "Byte budget"): the read stops before
+   * the event that would pass it, but always returns the first event however large. The store
+   * decides where to stop from the payloads' lengths alone, so it never holds more than that.
+   */
+  maxBytes?: number | undefined;
   /** Only this service's events (raw id). */
   serviceId?: string | undefined;
 }
@@ -283,6 +289,49 @@ export interface IncidentRepo {
   deleteResolvedBefore(cutoff: number, batch: number): Promise<number>;
 }
 
+/** One thing the export publishes (SPEC §21): a committed event or incident change, at its feed position. */
+export type ExportItem =
+  | { kind: "event"; position: number; event: EventRecord }
+  | { kind: "change"; position: number; tenantId: string; change: IncidentChangeRecord };
+
+/** A page of the export's read: `items` in position order, all of them at positions up to `upTo`. */
+export interface ExportPage {
+  items: ExportItem[];
+  /**
+   * Every committed event and change with a position in (after, upTo] is in `items`: the next
+   * read starts here (gaps included). Equals `after` when nothing new was committed.
+   */
+  upTo: number;
+  /** The feed head as committed when the page was read (the lag is head minus what is acknowledged). */
+  head: number;
+}
+
+/**
+ * The export's state (docs/export.md): a lease that picks the one exporting instance, by the
+ * store's own clock (instances' clocks may disagree), and the position JetStream acknowledged.
+ */
+export interface ExportRepo {
+  /**
+   * Takes the lease `name` for `holder` until `ttlMs` from now, or renews it, unless another
+   * holder's is unexpired. Returns the stored position when `holder` holds it, else null.
+   * The first claim ever starts at position 0 (every retained event is exported).
+   */
+  claim(name: string, holder: string, ttlMs: number): Promise<number | null>;
+  /**
+   * Stores `position` and renews the lease, only while `holder` still holds it (fencing: an
+   * instance that lost its lease never moves the position). False when it no longer does.
+   */
+  advance(name: string, holder: string, position: number, ttlMs: number): Promise<boolean>;
+  /** Lets the lease go at once (a clean stop): another instance takes over without waiting. */
+  release(name: string, holder: string): Promise<void>;
+  /**
+   * Every tenant's committed events and incident changes with position > `after`, in
+   * position order, at most `limit` of them. Positions are assigned in commit order (docs/feed.md),
+   * so nothing can later be committed at or below `upTo`.
+   */
+  read(after: number, limit: number): Promise<ExportPage>;
+}
+
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
   tenants: TenantRepo;
@@ -292,6 +341,7 @@ export interface Store {
   setupCodes: SetupCodeRepo;
   audit: AuditRepo;
   incidents: IncidentRepo;
+  exports: ExportRepo;
   /**
    * Creates a tenant and its first token in one transaction, with their audit records
    * (`tenant.create`, then `api_token.create`; actor operator for the CLI).

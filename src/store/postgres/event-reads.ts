@@ -10,6 +10,21 @@ const RECORD = "SELECT id, tenant_id, service_id, received_at, idempotency_key, 
 
 export const FEED = `${RECORD} WHERE tenant_id = $1 AND position > $2 ORDER BY position LIMIT $3`;
 export const FEED_OF_SERVICE = `${RECORD} WHERE tenant_id = $1 AND service_id = $4 AND position > $2 ORDER BY position LIMIT $3`;
+/**
+ * The byte budget (docs/feed.md): the subquery walks the page's positions summing the
+ * payloads' lengths (octet_length of a TOASTed value reads its header, not its content), and
+ * the outer read fetches payloads only up to the last position within $4, or the first one.
+ */
+function budgeted(filter: string): string {
+  return (
+    `${RECORD} WHERE tenant_id = $1${filter} AND position > $2 AND position <= (` +
+    "SELECT coalesce(max(CASE WHEN upto <= $4 THEN position END), min(position)) FROM (" +
+    "SELECT position, sum(octet_length(payload)) OVER (ORDER BY position ROWS UNBOUNDED PRECEDING) AS upto " +
+    `FROM events WHERE tenant_id = $1${filter} AND position > $2 ORDER BY position LIMIT $3) AS page) ORDER BY position`
+  );
+}
+export const FEED_WITHIN = budgeted("");
+export const FEED_OF_SERVICE_WITHIN = budgeted(" AND service_id = $5");
 // `id < $3` compares in the column's own collation ("C": byte order, docs/store.md).
 export const LIST_FIRST = `${RECORD} WHERE service_id = $1 ORDER BY id DESC LIMIT $2`;
 export const LIST_AFTER = `${RECORD} WHERE service_id = $1 AND id < $3 ORDER BY id DESC LIMIT $2`;

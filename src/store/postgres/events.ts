@@ -142,9 +142,21 @@ export function createEventRepo(pool: PostgresPool): EventRepo {
     feed: (tenantId, query) =>
       guard(async () =>
         eventReads.eventRecords(
-          await (query.serviceId === undefined
-            ? pool.client().unsafe(eventReads.FEED, [tenantId, query.after, query.limit])
-            : pool.client().unsafe(eventReads.FEED_OF_SERVICE, [tenantId, query.after, query.limit, query.serviceId])
+          await (query.maxBytes === undefined
+            ? query.serviceId === undefined
+              ? pool.client().unsafe(eventReads.FEED, [tenantId, query.after, query.limit])
+              : pool.client().unsafe(eventReads.FEED_OF_SERVICE, [tenantId, query.after, query.limit, query.serviceId])
+            : query.serviceId === undefined
+              ? pool.client().unsafe(eventReads.FEED_WITHIN, [tenantId, query.after, query.limit, query.maxBytes])
+              : pool
+                  .client()
+                  .unsafe(eventReads.FEED_OF_SERVICE_WITHIN, [
+                    tenantId,
+                    query.after,
+                    query.limit,
+                    query.maxBytes,
+                    query.serviceId,
+                  ])
           ).values(),
         ),
       ),

@@ -7,6 +7,7 @@
 import type { Store } from "../../domain/ports/store.ts";
 import { createAuditRepo } from "./audit.ts";
 import { createEventRepo } from "./events.ts";
+import { createExportRepo } from "./exports.ts";
 import { createIncidentRepo } from "./incidents.ts";
 import { createOnboarding } from "./onboarding.ts";
 import { createPool, type PostgresStoreOptions } from "./pool.ts";
@@ -31,6 +32,7 @@ export function createPostgresStore(options: PostgresStoreOptions): Store {
     events: createEventRepo(pool),
     audit: createAuditRepo(pool),
     incidents: createIncidentRepo(pool),
+    exports: createExportRepo(pool),
     ...createOnboarding(pool),
     migrate: pool.migrate,
     close: pool.close,

@@ -123,6 +123,8 @@ export const events = sqliteTable(
     index("events_service_id_idx").on(t.serviceId, t.id),
     index("events_tenant_position_idx").on(t.tenantId, t.position),
     index("events_service_position_idx").on(t.serviceId, t.position),
+    // The export (docs/export.md) reads every tenant's events past one position, in order.
+    index("events_position_idx").on(t.position),
     // An incident's timeline, oldest first; plain events (no incident) are not in it, so they
     // cost it nothing on insert.
     index("events_incident_id_idx").on(t.incidentId, t.id).where(sql`${t.incidentId} is not null`),
@@ -260,3 +262,16 @@ export const incidentChanges = sqliteTable(
     check("incident_changes_change_check", sql`${t.change} in (${sql.raw(inList(STREAM_CHANGES))})`),
   ],
 );
+
+/**
+ * The export to NATS JetStream (SPEC §21, docs/export.md): one row per exporter (`nats`). The
+ * lease (`holder` until `lease_expires_at`, epoch ms by the store's clock) picks the one
+ * instance that exports; `position` is the feed position up to which JetStream acknowledged
+ * every event and incident change. Only the holder moves it.
+ */
+export const exportState = sqliteTable("export_state", {
+  name: text("name").primaryKey(),
+  holder: text("holder").notNull(),
+  leaseExpiresAt: integer("lease_expires_at", { mode: "number" }).notNull(),
+  position: integer("position", { mode: "number" }).notNull(),
+});

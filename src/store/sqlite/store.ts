@@ -12,6 +12,7 @@ import { createAuditRepo } from "./audit.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createSqliteContext } from "./context.ts";
 import { createEventRepo } from "./events.ts";
+import { createExportRepo } from "./exports.ts";
 import { createIncidentRepo } from "./incidents.ts";
 import { createOnboarding } from "./onboarding.ts";
 import { createServiceRepo } from "./services.ts";
@@ -54,6 +55,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     events,
     audit: createAuditRepo(ctx),
     incidents: createIncidentRepo(ctx),
+    exports: createExportRepo(ctx),
     setupCodes,
     createTenant,
     redeemSetupCode,
