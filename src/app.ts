@@ -21,7 +21,9 @@ import type { RateLimiter } from "./domain/ports/rate-limiter.ts";
 import type { Store } from "./domain/ports/store.ts";
 import { createRetentionSweeper, type RetentionTable } from "./domain/retention.ts";
 import { createSealer } from "./domain/sealing.ts";
+import { createEventSearch } from "./domain/search.ts";
 import { createServices, type HeldServiceList, type SigningMaterial } from "./domain/services.ts";
+import { createServiceStats, createStatsAggregator, STATS_RETENTION_DAYS } from "./domain/stats.ts";
 import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
@@ -55,8 +57,12 @@ export async function openStore(config: Config): Promise<Store> {
         ? (await import("./store/postgres/store.ts")).createPostgresStore({
             url: config.database.url,
             timeoutMs: config.databaseTimeoutMs,
+            eventSearch: config.eventSearch,
           })
-        : (await import("./store/sqlite/store.ts")).createSqliteStore({ path: config.database.path });
+        : (await import("./store/sqlite/store.ts")).createSqliteStore({
+            path: config.database.path,
+            eventSearch: config.eventSearch,
+          });
     await store.migrate();
     return store;
   } catch (error) {
@@ -241,6 +247,8 @@ export function createDomain(deps: {
   });
   const tenantCache = cache.namespace<TenantRecord>("tnt", { ttlMs: 60_000, negativeTtlMs: 5_000, maxEntries: 10_000 });
   const tenants = createTenants({ store, tenantCache, audit });
+  // §22: ingest outcomes counted in memory per service, added to the store on an interval.
+  const statsAggregator = createStatsAggregator({ store, clock, logger });
   const ingest = createIngest({
     store,
     signingCache,
@@ -254,6 +262,7 @@ export function createDomain(deps: {
     ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
     defaultRateLimit: config.rateLimitIngest,
     observer: deps.observer ?? noopObserver,
+    stats: statsAggregator,
     notifier,
   });
   const feed = createFeed({
@@ -274,6 +283,11 @@ export function createDomain(deps: {
       deleteOlderThan: (cutoff, batch) => store.audit.deleteOlderThan(cutoff, batch),
     },
   ];
+  retentionTables.push({
+    name: "service_stats",
+    days: STATS_RETENTION_DAYS,
+    deleteOlderThan: (cutoff, batch) => store.stats.deleteOlderThan(cutoff, batch),
+  });
   if (config.eventRetentionDays !== null) {
     retentionTables.push({
       name: "events",
@@ -283,7 +297,24 @@ export function createDomain(deps: {
   }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
   const incidents = createIncidentHandling({ store, audit, clock, notifier, feed });
-  return { tokens, onboarding, services, tenants, ingest, feed, audit, incidents, retention, signingCache, newId };
+  const search = createEventSearch({ store, searchEnabled: config.eventSearch });
+  const serviceStats = createServiceStats({ store, clock });
+  return {
+    tokens,
+    onboarding,
+    services,
+    tenants,
+    ingest,
+    feed,
+    audit,
+    incidents,
+    retention,
+    signingCache,
+    newId,
+    search,
+    serviceStats,
+    statsAggregator,
+  };
 }
 
 export type Domain = ReturnType<typeof createDomain>;
@@ -302,6 +333,7 @@ export async function createApp(options: AppOptions) {
   const notifier = await openNotifier(config, redis, logger);
   const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer, notifier });
   domain.retention.start();
+  domain.statsAggregator.start();
   const exporter = await openExporter(config, { store, notifier, observer, logger });
   exporter?.start();
   const admission = createAdmission(
@@ -322,6 +354,7 @@ export async function createApp(options: AppOptions) {
     rpc: createRpcRouter(rpc, { grpc: false }),
     apiDocs: config.apiDocs ? { version: config.version } : null,
     console: config.console,
+    corsOrigins: config.corsOrigins,
     metrics,
   });
   /**
@@ -342,6 +375,8 @@ export async function createApp(options: AppOptions) {
     await domain.tokens.flushLastUsed();
     // Queued events are committed (and their senders answered) before the store closes.
     await domain.ingest.close();
+    // After the last outcomes are counted, before the store closes: nothing counted is lost.
+    await domain.statsAggregator.stop();
     // After the last commits: what is acknowledged is recorded and the lease let go.
     await exporter?.stop();
     await rateLimiter.close();

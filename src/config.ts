@@ -50,6 +50,12 @@ export interface Config {
   accessLog: boolean;
   /** INTAKE_LOG_LEVEL. */
   logLevel: LogLevel;
+  /**
+   * INTAKE_CORS_ORIGINS: the exact origins (scheme://host[:port]) whose pages may call the
+   * bearer routes, the feed streams and Connect from a browser (docs/api.md, "CORS"); empty =
+   * no CORS headers at all.
+   */
+  corsOrigins: readonly string[];
   /** INTAKE_RATE_LIMIT_API: per bearer token across its bearer routes; null = none. */
   rateLimitApi: RateLimit | null;
   /** INTAKE_RATE_LIMIT_INGEST: per service, for services without their own `rate_limit`; null = none. */
@@ -77,6 +83,11 @@ export interface Config {
   feedReaders: { perToken: number; perTenant: number };
   /** INTAKE_EVENT_RETENTION_DAYS: null keeps events forever (docs/feed.md). */
   eventRetentionDays: number | null;
+  /**
+   * INTAKE_EVENT_SEARCH (default true): the store keeps §18's payload index and `q` searches
+   * it; false drops the index at start and `q` is 400 search_disabled (docs/search.md).
+   */
+  eventSearch: boolean;
   /** The export to NATS JetStream (SPEC §21, docs/export.md); null when INTAKE_EXPORT_NATS_URL is unset. */
   exportNats: ExportNatsConfig | null;
 }
@@ -137,6 +148,34 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 }
 
 /** `<n>/<s>s`, e.g. `1000/60s`; unset or empty = no limit. */
+/**
+ * INTAKE_CORS_ORIGINS: comma-separated exact origins, each what a browser sends as `Origin`
+ * (scheme, host, port when not the default; no path, no trailing slash). `*` is refused: a
+ * listed origin is one whose pages are trusted with a bearer token's answers.
+ */
+function corsOrigins(raw: string | undefined, problems: string[]): readonly string[] {
+  if (raw === undefined || raw.trim() === "") return [];
+  const origins: string[] = [];
+  for (const item of raw.split(",")) {
+    const origin = item.trim();
+    if (origin === "") continue;
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = null;
+    }
+    if (origin === "*" || parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      problems.push(
+        `INTAKE_CORS_ORIGINS: "${origin}" is not an exact origin (scheme://host[:port], no path or trailing slash; never *)`,
+      );
+      continue;
+    }
+    origins.push(origin);
+  }
+  return origins;
+}
+
 function rateLimit(env: Env, name: string, problems: string[]): RateLimit | null {
   const raw = env[name];
   if (raw === undefined || raw === "") return null;
@@ -292,6 +331,7 @@ export function parseConfig(env: Env): Config {
     metrics: flag("INTAKE_METRICS", true),
     accessLog: flag("INTAKE_ACCESS_LOG", false),
     logLevel: logLevel ?? "info",
+    corsOrigins: corsOrigins(env.INTAKE_CORS_ORIGINS, problems),
     rateLimitApi: rateLimit(env, "INTAKE_RATE_LIMIT_API", problems),
     rateLimitIngest: rateLimit(env, "INTAKE_RATE_LIMIT_INGEST", problems),
     auditRetentionDays: integer(env, "INTAKE_AUDIT_RETENTION_DAYS", 365, 1, 3650, problems),
@@ -306,6 +346,7 @@ export function parseConfig(env: Env): Config {
       env.INTAKE_EVENT_RETENTION_DAYS === undefined || env.INTAKE_EVENT_RETENTION_DAYS === ""
         ? null
         : integer(env, "INTAKE_EVENT_RETENTION_DAYS", 0, 1, 3650, problems),
+    eventSearch: flag("INTAKE_EVENT_SEARCH", true),
     exportNats: exportNats(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -385,6 +426,11 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
   { name: "INTAKE_API_DOCS", fallback: "true", meaning: "serve GET /openapi.json and GET /docs" },
   { name: "INTAKE_CONSOLE", fallback: "true", meaning: "serve the web console at /console (GET / redirects there)" },
   {
+    name: "INTAKE_CORS_ORIGINS",
+    fallback: "unset (no CORS)",
+    meaning: "comma-separated exact origins whose pages may call the bearer routes, feed streams and Connect",
+  },
+  {
     name: "INTAKE_AUDIT_RETENTION_DAYS",
     fallback: "365",
     meaning: "1..3650: audit events older than this are deleted in the background",
@@ -417,6 +463,11 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
     name: "INTAKE_EVENT_RETENTION_DAYS",
     fallback: "unset (kept)",
     meaning: "1..3650: older events are deleted in the background",
+  },
+  {
+    name: "INTAKE_EVENT_SEARCH",
+    fallback: "true",
+    meaning: "keep the payload search index; false drops it and q answers 400 search_disabled",
   },
   {
     name: "INTAKE_EXPORT_NATS_URL",

@@ -3,6 +3,7 @@ export type ErrorCode =
   | "invalid_request"
   | "permission_mode_immutable"
   | "service_name_immutable"
+  | "search_disabled"
   | "missing_credentials"
   | "invalid_credentials"
   | "invalid_signature"

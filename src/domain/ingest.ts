@@ -22,6 +22,7 @@ import { RateLimitedError } from "./rate-limits.ts";
 import type { Sealer } from "./sealing.ts";
 import { type SigningMaterial, signingMaterial } from "./services.ts";
 import { type SignatureVerdict, verifySignature } from "./signing.ts";
+import { noopStatsRecorder, type StatsRecorder } from "./stats.ts";
 import type { Clock, EventRecord, Principal } from "./types.ts";
 
 export type IngestCommitMode = "group" | "per_request";
@@ -46,6 +47,8 @@ export interface IngestDeps {
   defaultRateLimit?: RateLimit | null;
   /** Outcomes, signature failure reasons and commits, for metrics (default: none). */
   observer?: Observer;
+  /** Every attempt's outcome per service, for its stats (§22; counted in memory, never a store call). */
+  stats?: StatsRecorder;
   /** Told, right after each commit, which tenants' feeds grew (wakes feed readers). */
   notifier?: FeedNotifier;
   /** Group commit tuning; the defaults suit SQLite and PostgreSQL alike. */
@@ -143,12 +146,18 @@ export function createIngest(deps: IngestDeps) {
   const { store, signingCache, sealer, clock, logger } = deps;
   const observer = deps.observer ?? noopObserver;
 
-  /** Counts a refused attempt (and the reason of a 401), then hands the error back to throw. */
-  function refused(error: unknown): unknown {
-    observer.ingestOutcome(
-      error instanceof DomainError ? (OUTCOMES[error.code] ?? "internal_error") : "internal_error",
-    );
-    if (error instanceof SignatureRefused) observer.signatureFailure(error.reason);
+  const stats = deps.stats ?? noopStatsRecorder;
+
+  /**
+   * Counts a refused attempt (and the reason of a 401), against its service's stats too when
+   * the service id is known, then hands the error back to throw.
+   */
+  function refused(error: unknown, serviceId?: string): unknown {
+    const outcome = error instanceof DomainError ? (OUTCOMES[error.code] ?? "internal_error") : "internal_error";
+    observer.ingestOutcome(outcome);
+    const reason = error instanceof SignatureRefused ? error.reason : undefined;
+    if (reason) observer.signatureFailure(reason);
+    if (serviceId !== undefined) stats.record(serviceId, outcome, reason);
     return error;
   }
   const { rateLimiter } = deps;
@@ -197,7 +206,7 @@ export function createIngest(deps: IngestDeps) {
     try {
       found = material(rawId);
     } catch (error) {
-      throw refused(error);
+      throw refused(error, serviceId);
     }
     if (found instanceof Promise) {
       return found.then(
@@ -206,7 +215,7 @@ export function createIngest(deps: IngestDeps) {
           return { rawId, material: m };
         },
         (error: unknown) => {
-          throw refused(error);
+          throw refused(error, serviceId);
         },
       );
     }
@@ -214,10 +223,14 @@ export function createIngest(deps: IngestDeps) {
     return { rawId, material: found };
   }
 
-  /** The 413 of a body the edge stopped reading at the limit, counted like any other refusal. */
-  function payloadTooLarge(): DomainError {
+  /**
+   * The 413 of a body the edge stopped reading at the limit, counted like any other refusal
+   * (in the service's stats when the edge names the service).
+   */
+  function payloadTooLarge(serviceId?: string): DomainError {
     return refused(
       new DomainError("payload_too_large", `The body is larger than ${deps.maxEventBytes} bytes.`),
+      serviceId,
     ) as DomainError;
   }
 
@@ -365,14 +378,16 @@ export function createIngest(deps: IngestDeps) {
   }
 
   /** Counts the attempt by its outcome. */
-  async function counted(attempted: () => Promise<IngestResult>): Promise<IngestResult> {
+  async function counted(serviceId: string, attempted: () => Promise<IngestResult>): Promise<IngestResult> {
     let result: IngestResult;
     try {
       result = await attempted();
     } catch (error) {
-      throw refused(error);
+      throw refused(error, serviceId);
     }
-    observer.ingestOutcome(result.duplicate ? "duplicate" : "accepted");
+    const outcome = result.duplicate ? "duplicate" : "accepted";
+    observer.ingestOutcome(outcome);
+    stats.record(serviceId, outcome);
     return result;
   }
 
@@ -381,12 +396,12 @@ export function createIngest(deps: IngestDeps) {
    * Idempotency-Key. Every attempt is counted once, by its outcome.
    */
   function ingest(input: IngestInput): Promise<IngestResult> {
-    return counted(() => attempt(input));
+    return counted(input.serviceId, () => attempt(input));
   }
 
   /** `ingest` for a service `admitService` found (the REST edge, which admits before reading the body). */
   function ingestInto(service: AdmittedService, input: IngestInput): Promise<IngestResult> {
-    return counted(async () => {
+    return counted(input.serviceId, async () => {
       if (input.payload.length > deps.maxEventBytes) {
         throw new DomainError("payload_too_large", `The body is larger than ${deps.maxEventBytes} bytes.`);
       }

@@ -80,6 +80,12 @@ export interface EventRecord {
   position: number;
 }
 
+/** An event as §18's search returns it: with its `type` and `incident_id` columns (raw id). */
+export interface FoundEvent extends EventRecord {
+  type: string | null;
+  incidentId: string | null;
+}
+
 /** Who is calling: what a verified bearer token resolves to. */
 export interface Principal {
   tokenId: string;

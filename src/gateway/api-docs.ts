@@ -7,6 +7,7 @@
  */
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
+import { Precompressed } from "./compression.ts";
 import { type Operation as Declared, errorCodesOf, operationIdOf, operationKey } from "./operation.ts";
 import { scalarBundlePath } from "./scalar-bundle.js";
 import { ErrorResponse } from "./schemas.ts";
@@ -324,6 +325,7 @@ export function apiDocsRoutes(options: ApiDocsOptions) {
   const page = docsPage();
   const plugin = new Elysia({ name: "api-docs" });
   let cached: { routeCount: number; rest: string } | null = null;
+  let scalar: Promise<Precompressed> | undefined;
 
   /**
    * Built on first request, when every route is mounted; rebuilt only if routes were added.
@@ -381,14 +383,19 @@ export function apiDocsRoutes(options: ApiDocsOptions) {
     })
     .get(
       DOCS_BUNDLE_PATH,
-      () =>
-        new Response(Bun.file(bundle), {
-          headers: {
-            "content-type": "text/javascript; charset=utf-8",
-            // Changes only with a deploy; an hour of staleness after one is harmless.
-            "cache-control": "public, max-age=3600",
-          },
-        }),
+      async ({ request }) => {
+        // Read and compressed once per app, on first use (compression.ts).
+        scalar ??= Bun.file(bundle)
+          .bytes()
+          .then((bytes) => new Precompressed(bytes));
+        const headers = new Headers({
+          "content-type": "text/javascript; charset=utf-8",
+          // Changes only with a deploy; an hour of staleness after one is harmless.
+          "cache-control": "public, max-age=3600",
+        });
+        const body = (await scalar).body(request.headers.get("accept-encoding"), headers);
+        return new Response(body, { headers });
+      },
       { parse: "none", detail: { hide: true } },
     );
 }

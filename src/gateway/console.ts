@@ -17,6 +17,7 @@ import { basename } from "node:path";
 import { Elysia } from "elysia";
 import consolePage from "../console/index.html";
 import { connectErrorFor } from "../rpc/errors.ts";
+import { Precompressed } from "./compression.ts";
 import { ELYSIA_SETTINGS } from "./http.ts";
 
 export const CONSOLE_PATH = "/console";
@@ -57,12 +58,12 @@ export function withConsoleHeaders(response: Response, request: Request): Respon
 }
 
 interface Asset {
-  body: Blob;
+  body: Precompressed;
   type: string;
 }
 
 interface Bundle {
-  html: string;
+  html: Precompressed;
   assets: Map<string, Asset>;
 }
 
@@ -89,18 +90,27 @@ async function bundleConsole(): Promise<Bundle> {
     for (const file of consolePage.files) {
       const body = Bun.file(file.path);
       if (file.loader === "html") html = await body.text();
-      else assets.set(basename(file.path), { body, type: file.headers["content-type"] });
+      else
+        assets.set(basename(file.path), {
+          body: await Precompressed.now(await body.bytes()),
+          type: file.headers["content-type"],
+        });
     }
   } else {
     const built = await Bun.build({ entrypoints: [consolePage.index], target: "browser", minify: true });
     if (!built.success) throw new AggregateError(built.logs, "the console could not be bundled");
     for (const output of built.outputs) {
       if (output.path.endsWith(".html")) html = await output.text();
-      else assets.set(basename(output.path), { body: output, type: output.type });
+      else
+        assets.set(basename(output.path), {
+          body: await Precompressed.now(new Uint8Array(await output.arrayBuffer())),
+          type: output.type,
+        });
     }
   }
   if (html === undefined) throw new Error("the console bundle has no HTML page");
-  return { html: await rewriteAssetUrls(html), assets };
+  // Compressed here, with the bundle (gzip and br, off the event loop): served as they are.
+  return { html: await Precompressed.now(new TextEncoder().encode(await rewriteAssetUrls(html))), assets };
 }
 
 // Derived from the source alone, identical for every app in the process: bundled once, on the
@@ -115,25 +125,29 @@ function consoleBundle(): Promise<Bundle> {
 }
 
 export function consoleRoutes() {
-  const page = async () =>
-    new Response((await consoleBundle()).html, {
-      headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache", ...SECURITY_HEADERS },
+  const page = async ({ request }: { request: Request }) => {
+    const headers = new Headers({
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-cache",
+      ...SECURITY_HEADERS,
     });
+    const body = (await consoleBundle()).html.body(request.headers.get("accept-encoding"), headers);
+    return new Response(body, { headers });
+  };
   return new Elysia({ ...ELYSIA_SETTINGS, name: "console" })
     .get(CONSOLE_PATH, page, { parse: "none", detail: { hide: true } })
     .get(
       `${ASSETS_PATH}/:name`,
-      async ({ params }) => {
+      async ({ params, request }) => {
         const asset = (await consoleBundle()).assets.get(params.name);
         if (!asset) throw connectErrorFor("not_found", "No such console asset.");
-        return new Response(asset.body, {
-          headers: {
-            "content-type": asset.type,
-            // Content-hashed names: a new deploy serves new names.
-            "cache-control": "public, max-age=31536000, immutable",
-            ...SECURITY_HEADERS,
-          },
+        const headers = new Headers({
+          "content-type": asset.type,
+          // Content-hashed names: a new deploy serves new names.
+          "cache-control": "public, max-age=31536000, immutable",
+          ...SECURITY_HEADERS,
         });
+        return new Response(asset.body.body(request.headers.get("accept-encoding"), headers), { headers });
       },
       { parse: "none", detail: { hide: true } },
     )

@@ -7,10 +7,14 @@
  *                 path template)
  *   3. admission  the operation's policy (rpc/policy.ts, rpc/admission.ts, shared with RPC):
  *                 401 → 429 → 403 scope → 403 role; the RateLimit decision is kept
- *   4. input      an unknown target (404) → the body: 413 → 415 → 400 (body.ts) → the schemas
+ *   4. input      an unknown target (404) → the body: 413 → 415 → 400 (body.ts) → numbers
+ *                 (strict-numbers.ts: no string where a number goes) → the schemas
  *   5. the call   the operation's handler, over the domain
  *   6. answer     the handler's Response, or the error answer (errors.ts, one error table)
- *   7. finish     X-Request-Id and the RateLimit fields on the answer, then `record`: the HTTP
+ *   7. finish     X-Request-Id and the RateLimit fields on the answer; `Cache-Control: no-store`
+ *                 on /v1; the CORS fields (cors.ts, INTAKE_CORS_ORIGINS); a HEAD's answer
+ *                 without its body (a stream's cancelled); a body of 1 KiB or more compressed
+ *                 when the client offers gzip or br (compression.ts); then `record`: the HTTP
  *                 series and the access-log line (rpc/observe.ts, shared with the gRPC port)
  *
  * (A tracing span, when there is one, opens in `begin` and closes in `finish`.)
@@ -40,9 +44,12 @@ import {
   setRateLimitHeaders,
 } from "../rpc/rate-limit.ts";
 import { judgeBody } from "./body.ts";
+import { compressed, compressibleType, pickEncoding } from "./compression.ts";
+import type { Cors } from "./cors.ts";
 import { responseForError } from "./errors.ts";
 import { PLAIN_SEGMENT, pathAndQuery, REQUEST_ID_HEADER, readCapped } from "./http.ts";
 import type { Call, Operation, QueryForm } from "./operation.ts";
+import { checkNumbers } from "./strict-numbers.ts";
 
 /** A REST request's exchange: what every step reads and notes. */
 export interface RestExchange extends Exchange {
@@ -99,10 +106,36 @@ export interface EdgeDeps {
   limits: Limits;
   logger: Logger;
   requests: RequestObserver;
+  /** INTAKE_CORS_ORIGINS' fields (cors.ts); null: none listed, no CORS header is written. */
+  cors?: Cors | null;
+}
+
+/** A request URL whose path is under /v1 (scanned in place: no string is made). */
+function underV1(url: string): boolean {
+  return url.startsWith("/v1/", url.indexOf("/", url.indexOf("//") + 2));
+}
+
+/** A route of the RPC protocols (Connect, gRPC-Web): they negotiate compression themselves. */
+function rpcRoute(route: string): boolean {
+  return route.startsWith("/intake.") || route.startsWith("/grpc.");
+}
+
+/**
+ * A HEAD's answer. Elysia answers a HEAD with its GET route and sends the answer's fields
+ * with its body's length and no body; it reads the body for that length, which for a stream
+ * never ends. So a stream's body (a type not worth compressing: SSE, Connect's) is cancelled
+ * here and the answer goes without it (its Content-Length then reads 0).
+ */
+function headOnly(response: Response): Response {
+  const headers = response.headers;
+  if (compressibleType(headers.get("content-type")) && !headers.has("content-encoding")) return response;
+  response.body?.cancel().catch(() => {});
+  return new Response(null, { status: response.status, statusText: response.statusText, headers });
 }
 
 export function createEdge(deps: EdgeDeps) {
   const { admission, limits, logger, requests } = deps;
+  const cors = deps.cors ?? null;
   const newRequestId = createRequestIdGenerator();
   const bodyCap = limits.managementBodyBytes;
 
@@ -158,10 +191,13 @@ export function createEdge(deps: EdgeDeps) {
     principal: Principal | null,
     params: Record<string, string>,
     raw: unknown,
+    query: unknown,
   ): Promise<Entered> {
     if (op.exists) await op.exists({ x, request: x.request, principal, params, query: undefined, body: undefined });
     const buffered = raw instanceof Buffered ? raw.raw : new Uint8Array(0);
-    return { principal, body: judgeBody(buffered, x.request.headers.get("content-type"), bodyCap) };
+    const body = judgeBody(buffered, x.request.headers.get("content-type"), bodyCap);
+    checkNumbers(op.schemas, query, body);
+    return { principal, body };
   }
 
   /** 4 up to the schemas, after admission (401 before a 404 for the path's id). */
@@ -171,17 +207,26 @@ export function createEdge(deps: EdgeDeps) {
     principal: Principal | null,
     params: Record<string, string>,
     raw: unknown,
+    query: unknown,
   ): Maybe<Entered> {
     checkParams(op, params);
-    return op.body === "json" ? judged(x, op, principal, params, raw) : { principal, body: undefined };
+    if (op.body === "json") return judged(x, op, principal, params, raw, query);
+    checkNumbers(op.schemas, query, undefined);
+    return { principal, body: undefined };
   }
 
   /** 3 and 4 up to the schemas (Elysia's `transform`). */
-  function enter(x: RestExchange, op: Operation, params: Record<string, string>, raw: unknown): Maybe<Entered> {
+  function enter(
+    x: RestExchange,
+    op: Operation,
+    params: Record<string, string>,
+    raw: unknown,
+    query: unknown,
+  ): Maybe<Entered> {
     const principal = admit(x, op);
     return principal instanceof Promise
-      ? principal.then((p) => entered(x, op, p, params, raw))
-      : entered(x, op, principal, params, raw);
+      ? principal.then((p) => entered(x, op, p, params, raw, query))
+      : entered(x, op, principal, params, raw, query);
   }
 
   /** 5. */
@@ -238,9 +283,38 @@ export function createEdge(deps: EdgeDeps) {
       response = new Response(answer.body, answer);
       response.headers.set(REQUEST_ID_HEADER, x.requestId);
     }
+    const headers = response.headers;
     // After a decision, every answer of a limited route carries its fields (docs/rate-limits.md).
-    if (x.rate) setRateLimitHeaders(response.headers, x.rate);
+    if (x.rate) setRateLimitHeaders(headers, x.rate);
+    // Several /v1 answers carry a token or a secret: no cache keeps any of them.
+    const v1 = underV1(x.request.url);
+    if (v1) headers.set("cache-control", "no-store");
+    if (cors !== null) cors.decorate(x.route, x.request.headers.get("origin"), headers);
+    if (x.method === "HEAD") response = headOnly(response);
+    // A /v1 answer without a caller (the probe, an ingest ack, a setup result, a 401) is small:
+    // not even the request's fields are read for it (bench scenario 1's probe reads none).
+    else if (!v1 || x.principal !== null) {
+      const accept = x.request.headers.get("accept-encoding");
+      const encoding = accept === null ? null : compressible(x, response) ? pickEncoding(accept) : null;
+      if (encoding !== null) {
+        const shrunk = compressed(response, encoding);
+        return requests.timed ? shrunk.then((r) => recorded(x, r)) : shrunk;
+      }
+    }
     return requests.timed ? recorded(x, response) : response;
+  }
+
+  /** Worth compressing in step 7: a text body the route built, not a stream's, not encoded yet. */
+  function compressible(x: RestExchange, response: Response): boolean {
+    const status = response.status;
+    if (status === 204 || status === 304 || status < 200 || rpcRoute(x.route)) return false;
+    const headers = response.headers;
+    return !headers.has("content-encoding") && compressibleType(headers.get("content-type"));
+  }
+
+  /** A CORS preflight (OPTIONS) on a path whose route allows `methods`; null when it is not one to answer. */
+  function preflight(x: RestExchange, methods: readonly string[]): Response | null {
+    return cors === null ? null : cors.preflight(x.route, methods, x.request);
   }
 
   /** Steps 1 to 7 in one go, for a native route: its path and query were decoded by `nativeRoutes`. */
@@ -311,6 +385,7 @@ export function createEdge(deps: EdgeDeps) {
     call,
     refuse,
     finish,
+    preflight,
     serve,
     nativeRoutes,
     readBody: (request: Request) => readCapped(request, bodyCap),

@@ -15,6 +15,7 @@ import { apiDocsRoutes } from "./api-docs.ts";
 import { apiTokenOperations } from "./api-tokens.ts";
 import { auditOperations } from "./audit.ts";
 import { consoleRoutes, withConsoleHeaders } from "./console.ts";
+import { createCors } from "./cors.ts";
 import { attachExchange, Buffered, createEdge, type Edge, exchangeOf, type RestExchange } from "./edge.ts";
 import { errorResponse, validationIssues } from "./errors.ts";
 import { feedOperations } from "./feed.ts";
@@ -45,6 +46,8 @@ export interface GatewayDeps {
   console?: boolean;
   /** GET /openapi.json and GET /docs; null when INTAKE_API_DOCS=false. */
   apiDocs?: { version: string } | null;
+  /** INTAKE_CORS_ORIGINS (cors.ts); empty or absent: no CORS headers. */
+  corsOrigins?: readonly string[];
   /** GET /metrics; null when INTAKE_METRICS=false. */
   metrics?: MetricsEndpoint | null;
 }
@@ -102,6 +105,20 @@ export function declareOperations(deps: Pick<GatewayDeps, "domain" | "limits" | 
   ];
 }
 
+/**
+ * The routes a page of a listed origin may call (cors.ts): the operations and Connect methods
+ * a bearer token admits. Ingest, setup redemption and health take none, and stay closed.
+ */
+function corsRoutes(operations: readonly Operation[], rpc: ConnectRouter | undefined): Set<string> {
+  const routes = new Set<string>();
+  for (const op of operations) if (POLICY[op.rpc].bearer) routes.add(op.path);
+  for (const handler of rpc?.handlers ?? []) {
+    const policy = (POLICY as Record<string, { bearer: boolean } | undefined>)[handler.requestPath.slice(1)];
+    if (policy?.bearer) routes.add(handler.requestPath);
+  }
+  return routes;
+}
+
 /** A management body's `parse`: only buffers the raw bytes (capped); nothing is judged before the caller is known. */
 function bodyBuffer(edge: Edge) {
   return (async ({ request }: { request: Request }) => new Buffered(await edge.readBody(request))) as never;
@@ -113,12 +130,12 @@ function mount(app: Elysia, edge: Edge, op: Operation): void {
   const hooks = {
     parse: op.body === "json" ? bodyBuffer(edge) : "none",
     // Steps 2 to 4 up to the schemas, before Elysia validates anything (401 before 400). The
-    // hooks read `ctx.params`, `ctx.body` and never pass `ctx` on: Elysia infers from their
+    // hooks read `ctx.params`, `ctx.query`, `ctx.body` and never pass `ctx` on: Elysia infers from their
     // source which context fields they use, and a `ctx` handed on makes it build a cookie jar.
-    transform(ctx: { params: Record<string, string>; body: unknown }) {
+    transform(ctx: { params: Record<string, string>; query: unknown; body: unknown }) {
       const x = exchangeOf(ctx);
       x.route = op.path;
-      const entered = edge.enter(x, op, ctx.params, ctx.body);
+      const entered = edge.enter(x, op, ctx.params, ctx.body, ctx.query);
       // `return ….then(` on purpose: Elysia reads a hook's source to decide whether to await it.
       if (entered instanceof Promise)
         return entered.then((e) => {
@@ -150,8 +167,9 @@ function mount(app: Elysia, edge: Edge, op: Operation): void {
 
 export async function createGateway(deps: GatewayDeps) {
   const { logger } = deps;
-  const edge = createEdge({ admission: deps.admission, limits: deps.limits, logger, requests: deps.requests });
   const operations = declareOperations(deps);
+  const cors = createCors(deps.corsOrigins ?? [], corsRoutes(operations, deps.rpc));
+  const edge = createEdge({ admission: deps.admission, limits: deps.limits, logger, requests: deps.requests, cors });
   // Built on first use, when every route is mounted.
   let allowedMethods: ReturnType<typeof methodIndex> | null = null;
 
@@ -165,6 +183,10 @@ export async function createGateway(deps: GatewayDeps) {
         if (known && !known.methods.includes(x.request.method)) {
           // Counted under the template of the path it names (a fixed set), not `unmatched`.
           x.route = known.path;
+          if (x.request.method === "OPTIONS") {
+            const preflight = edge.preflight(x, known.methods);
+            if (preflight) return preflight;
+          }
           return errorResponse(
             "method_not_allowed",
             `${x.request.method} is not allowed here.`,

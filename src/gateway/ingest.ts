@@ -110,7 +110,7 @@ export function ingestOperations({ domain, limits: caps }: OperationDeps): Opera
           const found = ingest.admitService(serviceId);
           const service = found instanceof Promise ? await found : found;
           const payload = await readCapped(request, limit);
-          if (payload === null) throw ingest.payloadTooLarge();
+          if (payload === null) throw ingest.payloadTooLarge(serviceId);
           const result = await ingest.ingestInto(service, {
             serviceId,
             signature: request.headers.get("x-service-signature"),

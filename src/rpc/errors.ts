@@ -15,6 +15,7 @@ export const ERROR_TABLE: Record<ErrorCode, { http: number; connect: Code }> = {
   invalid_request: { http: 400, connect: Code.InvalidArgument },
   permission_mode_immutable: { http: 400, connect: Code.InvalidArgument },
   service_name_immutable: { http: 400, connect: Code.InvalidArgument },
+  search_disabled: { http: 400, connect: Code.FailedPrecondition },
   missing_credentials: { http: 401, connect: Code.Unauthenticated },
   invalid_credentials: { http: 401, connect: Code.Unauthenticated },
   invalid_signature: { http: 401, connect: Code.Unauthenticated },

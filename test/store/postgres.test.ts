@@ -5,6 +5,7 @@ import { createPostgresStore } from "../../src/store/postgres/store.ts";
 import { serviceAvailable, TEST_POSTGRES_URL } from "../support/services.ts";
 import { runAuditContract } from "./audit-contract.ts";
 import { runIncidentContract } from "./incidents-contract.ts";
+import { runSearchContract } from "./search-contract.ts";
 import { creationAudit, NOW, runStoreContract, tenantRecord, tokenRecord } from "./store-contract.ts";
 
 const ok = await serviceAvailable("postgres");
@@ -71,6 +72,28 @@ describe.skipIf(!ok)("postgres store", () => {
     return {
       store,
       another: () => createPostgresStore({ url: database.url, max: 4 }),
+      exec: async (statement) => {
+        const sql = new SQL(database.url, { max: 1 });
+        try {
+          await sql.unsafe(statement);
+        } finally {
+          await sql.close();
+        }
+      },
+      cleanup: async () => {
+        await store.close();
+        await database.drop();
+      },
+    };
+  });
+
+  runSearchContract("postgres", async () => {
+    const database = await freshDatabase();
+    const store = createPostgresStore({ url: database.url, max: 4 });
+    return {
+      store,
+      another: () => createPostgresStore({ url: database.url, max: 4 }),
+      reopen: (eventSearch) => createPostgresStore({ url: database.url, max: 2, eventSearch }),
       exec: async (statement) => {
         const sql = new SQL(database.url, { max: 1 });
         try {

@@ -4,9 +4,11 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DomainError } from "../../src/domain/errors.ts";
+import { createEventSearch } from "../../src/store/sqlite/event-search.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { runAuditContract } from "./audit-contract.ts";
 import { runIncidentContract } from "./incidents-contract.ts";
+import { runSearchContract } from "./search-contract.ts";
 import { creationAudit, NOW, runStoreContract, tenantRecord, tokenRecord } from "./store-contract.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "intake-store-"));
@@ -61,6 +63,30 @@ runIncidentContract("sqlite file", async () => {
   return {
     store,
     another: () => createSqliteStore({ path }),
+    exec: async (statement) => {
+      const db = new Database(path);
+      try {
+        db.run("PRAGMA busy_timeout = 5000");
+        db.run(statement);
+      } finally {
+        db.close();
+      }
+    },
+    cleanup: async () => {
+      await store.close();
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
+    },
+  };
+});
+
+// A file database: a second store (a second instance) and a reopened one share it.
+runSearchContract("sqlite file", async () => {
+  const path = tempPath();
+  const store = createSqliteStore({ path });
+  return {
+    store,
+    another: () => createSqliteStore({ path }),
+    reopen: (eventSearch) => createSqliteStore({ path, eventSearch }),
     exec: async (statement) => {
       const db = new Database(path);
       try {
@@ -179,6 +205,43 @@ describe("sqlite store specifics", () => {
     expect(await reader.tenants.get(tenant.id)).toEqual(tenant);
     expect(await reader.tokens.findByDigest(token.digest)).toEqual(token);
     await reader.close();
+  });
+
+  test("§18 pages read an index, never every row: q through the FTS5 index, filters through their (…, received_at, id) index", async () => {
+    const path = tempPath();
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    await store.close();
+    const db = new Database(path);
+    try {
+      // The statements the store prepares, each explained instead of run.
+      const plans: string[] = [];
+      const explaining = {
+        prepare: (text: string) => ({
+          all: (...params: unknown[]) => {
+            const rows = db.query(`EXPLAIN QUERY PLAN ${text}`).all(...(params as string[])) as { detail: string }[];
+            plans.push(rows.map((r) => r.detail).join(" | "));
+            return [];
+          },
+        }),
+      } as unknown as Database;
+      const search = createEventSearch(explaining);
+      const before = { receivedAt: 3, id: "a".repeat(32) };
+      search("t", { limit: 21 });
+      search("t", { serviceId: "s", receivedAfter: 1, receivedBefore: 5, limit: 21, before });
+      search("t", { serviceId: "s", type: "invoice.paid", receivedAfter: 1, receivedBefore: 5, limit: 21 });
+      search("t", { incidentId: "i", serviceId: "s", limit: 21 });
+      search("t", { terms: ["cus_123", "paid"], serviceId: "s", type: "x", limit: 21 });
+      expect(plans).toEqual([
+        "SEARCH e USING INDEX events_tenant_received_idx (tenant_id=?)",
+        "SEARCH e USING INDEX events_service_received_idx (service_id=? AND received_at>? AND (received_at,id)<(?,?))",
+        "SEARCH e USING INDEX events_service_type_received_idx (service_id=? AND type=? AND received_at>? AND received_at<?)",
+        "SEARCH e USING INDEX events_incident_id_idx (incident_id=?) | USE TEMP B-TREE FOR ORDER BY",
+        "SCAN events_fts VIRTUAL TABLE INDEX 0:M1 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?) | USE TEMP B-TREE FOR ORDER BY",
+      ]);
+    } finally {
+      db.close();
+    }
   });
 
   test("a path that cannot be opened is unavailable (DomainError), not a raw SQLite error", () => {

@@ -8,7 +8,16 @@ import type {
   IncidentStatus,
   Severity,
 } from "../incident-types.ts";
-import type { EventRecord, ServiceRecord, ServiceSummary, TenantRecord, TokenRecord, TokenSummary } from "../types.ts";
+import type { StatsCount, StatsRow } from "../stats-types.ts";
+import type {
+  EventRecord,
+  FoundEvent,
+  ServiceRecord,
+  ServiceSummary,
+  TenantRecord,
+  TokenRecord,
+  TokenSummary,
+} from "../types.ts";
 import type { RateLimit } from "./rate-limiter.ts";
 
 /**
@@ -116,7 +125,7 @@ export interface ServiceRepo {
     rotation: SecretRotation,
     audit: AuditRecord,
   ): Promise<ServiceRecord | null>;
-  /** Deletes the service and all its events; false when it did not exist (and no record is written). */
+  /** Deletes the service with all its events, incidents and stats; false when it did not exist (and no record is written). */
   delete(tenantId: string, id: string, audit: AuditRecord): Promise<boolean>;
 }
 
@@ -157,6 +166,56 @@ export interface EventRepo {
    * Retention: deletes at most `batch` events received before `cutoff` (epoch ms), their
    * idempotency keys with them, in one short transaction; resolves with how many went.
    */
+  deleteOlderThan(cutoff: number, batch: number): Promise<number>;
+  /**
+   * §18 (docs/search.md): the tenant's events matching every filter given, newest first by
+   * (`receivedAt`, `id`), strictly after the keyset position `before`. `terms` (validated by
+   * domain/search.ts) must each occur, case-insensitively, as a substring of the payload text,
+   * answered from the store's own text index; never pass terms while the store was opened
+   * with `eventSearch: false` (there is no index then, and the domain answers search_disabled).
+   */
+  search(tenantId: string, query: EventSearchQuery): Promise<FoundEvent[]>;
+}
+
+/** Where a search page ends: the last row's (received_at, id); the next page is strictly older. */
+export interface SearchPosition {
+  receivedAt: number;
+  /** Raw id. */
+  id: string;
+}
+
+/** §18's filters, each optional and ANDed; ids raw, times epoch ms. */
+export interface EventSearchQuery {
+  serviceId?: string | undefined;
+  type?: string | undefined;
+  incidentId?: string | undefined;
+  /** Inclusive. */
+  receivedAfter?: number | undefined;
+  /** Exclusive. */
+  receivedBefore?: number | undefined;
+  /** 1..8 terms of at least 3 characters each (domain/search.ts). */
+  terms?: readonly string[] | undefined;
+  limit: number;
+  before?: SearchPosition | undefined;
+}
+
+/**
+ * Ingest outcomes per service per bucket (SPEC §22, docs/search.md "Service stats"). Written by
+ * each instance's in-memory aggregator on an interval, never per request.
+ */
+export interface ServiceStatsRepo {
+  /**
+   * Adds the counts (upsert-add: instances flushing the same bucket sum), in one transaction.
+   * Counts of a service that does not exist (never did, or deleted since) are dropped.
+   */
+  add(counts: ReadonlyArray<StatsCount>): Promise<void>;
+  /**
+   * The service's counts with `from <= bucket_start < to`, summed into buckets of `bucketMs`
+   * (a multiple of the stored bucket) aligned to the epoch, oldest first; nothing for a
+   * service of another tenant. Buckets without counts are absent.
+   */
+  read(tenantId: string, serviceId: string, range: { from: number; to: number; bucketMs: number }): Promise<StatsRow[]>;
+  /** Retention: deletes at most `batch` buckets starting before `cutoff`; resolves with how many went. */
   deleteOlderThan(cutoff: number, batch: number): Promise<number>;
 }
 
@@ -341,6 +400,7 @@ export interface Store {
   setupCodes: SetupCodeRepo;
   audit: AuditRepo;
   incidents: IncidentRepo;
+  stats: ServiceStatsRepo;
   exports: ExportRepo;
   /**
    * Creates a tenant and its first token in one transaction, with their audit records

@@ -76,7 +76,7 @@ function keyOf(serviceId: string, idempotencyKey: string | null): string {
   return JSON.stringify([serviceId, idempotencyKey]);
 }
 
-export function createEventRepo(pool: PostgresPool): EventRepo {
+export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
   const { guard } = pool;
 
   async function insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {

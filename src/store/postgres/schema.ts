@@ -15,12 +15,14 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   unique,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
 import { AUDIT_ACTIONS, type AuditChanges } from "../../domain/audit-types.ts";
 import { INCIDENT_STATUSES, SEVERITIES, STREAM_CHANGES } from "../../domain/incident-types.ts";
+import { STATS_OUTCOMES } from "../../domain/stats-types.ts";
 import { PERMISSION_MODES, ROLES, SCOPES } from "../../domain/types.ts";
 
 /** Byte-ordered text: the order of `ORDER BY id DESC` / `id < $before` is the hex string order. */
@@ -141,6 +143,12 @@ export const events = pgTable(
     // An incident's timeline, oldest first; plain events (no incident) are not in it, so they
     // cost it nothing on insert.
     index("events_incident_id_idx").on(t.incidentId, t.id).where(sql`${t.incidentId} is not null`),
+    // §18's listing (docs/search.md): newest first by (received_at, id), so a time range is a
+    // range of the index; one index for the tenant-wide page, one per service, one per
+    // service and type (the `service_id` + `type` + time-range page).
+    index("events_tenant_received_idx").on(t.tenantId, t.receivedAt, t.id),
+    index("events_service_received_idx").on(t.serviceId, t.receivedAt, t.id),
+    index("events_service_type_received_idx").on(t.serviceId, t.type, t.receivedAt, t.id),
   ],
 );
 
@@ -274,6 +282,29 @@ export const incidentChanges = pgTable(
     index("incident_changes_service_position_idx").on(t.serviceId, t.position),
     index("incident_changes_incident_idx").on(t.incidentId),
     check("incident_changes_change_check", sql`${t.change} in (${sql.raw(inList(STREAM_CHANGES))})`),
+  ],
+);
+
+/**
+ * Ingest outcomes per service per 5-minute bucket (SPEC §22, docs/search.md "Service stats"):
+ * added to by every instance's flush (upsert-add), gone with their service.
+ */
+export const serviceStats = pgTable(
+  "service_stats",
+  {
+    serviceId: idText("service_id")
+      .notNull()
+      .references(() => services.id, { onDelete: "cascade" }),
+    tenantId: idText("tenant_id").notNull(),
+    bucketStart: millis("bucket_start").notNull(),
+    outcome: text("outcome").notNull(),
+    count: bigint("count", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.serviceId, t.bucketStart, t.outcome] }),
+    // Retention of old buckets.
+    index("service_stats_bucket_idx").on(t.bucketStart),
+    check("service_stats_outcome_check", sql`${t.outcome} in (${sql.raw(inList(STATS_OUTCOMES))})`),
   ],
 );
 

@@ -11,6 +11,7 @@ import type { SqliteContext } from "./context.ts";
 import { createEventExpiry, type ExpireEvents } from "./event-expire.ts";
 import { createEventInsert, type InsertEvents } from "./event-insert.ts";
 import { createEventReads, type EventReads } from "./event-reads.ts";
+import { createEventSearch } from "./event-search.ts";
 import { createEventWriter, type EventWriter } from "./event-writer.ts";
 
 export interface SqliteEventRepo extends EventRepo {
@@ -34,6 +35,7 @@ export function createEventRepo(ctx: SqliteContext, path: string): SqliteEventRe
     reads ??= createEventReads(ctx.client);
     return reads;
   };
+  let search: ReturnType<typeof createEventSearch> | undefined;
   let insertEvents: InsertEvents | undefined;
   let expireEvents: ExpireEvents | undefined;
 
@@ -51,6 +53,12 @@ export function createEventRepo(ctx: SqliteContext, path: string): SqliteEventRe
     feed: (tenantId, query) => run(() => eventReads().feed(tenantId, query)),
     feedHead: (tenantId) => run(() => eventReads().feedHead(tenantId)),
     get: (tenantId, id) => run(() => eventReads().get(tenantId, id)),
+    search: (tenantId, query) =>
+      run(() => {
+        ctx.refuseIfClosed();
+        search ??= createEventSearch(ctx.client);
+        return search(tenantId, query);
+      }),
 
     // A short IMMEDIATE transaction per batch: ingest waits for at most one batch's delete.
     // On a file database it runs in the writer worker, between the group commits.

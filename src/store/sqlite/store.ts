@@ -15,13 +15,20 @@ import { createEventRepo } from "./events.ts";
 import { createExportRepo } from "./exports.ts";
 import { createIncidentRepo } from "./incidents.ts";
 import { createOnboarding } from "./onboarding.ts";
+import { applySearchIndex } from "./search-index.ts";
 import { createServiceRepo } from "./services.ts";
+import { createStatsRepo } from "./stats.ts";
 import { createTenantRepo } from "./tenants.ts";
 import { createTokenRepo } from "./tokens.ts";
 
 export interface SqliteStoreOptions {
   /** A file path, or ":memory:" for a private in-process database. */
   path: string;
+  /**
+   * INTAKE_EVENT_SEARCH (default true): keep §18's payload index. False drops its triggers and
+   * empties it at migrate(); true (again) recreates and rebuilds it there (docs/search.md).
+   */
+  eventSearch?: boolean;
 }
 
 /** Inlined at bundle time (src/store/migrations.ts): no drizzle/ folder is read at run time. */
@@ -55,12 +62,17 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     events,
     audit: createAuditRepo(ctx),
     incidents: createIncidentRepo(ctx),
+    stats: createStatsRepo(ctx),
     exports: createExportRepo(ctx),
     setupCodes,
     createTenant,
     redeemSetupCode,
 
-    migrate: () => ctx.run(() => void applyMigrations(db, MIGRATIONS)),
+    migrate: () =>
+      ctx.run(() => {
+        applyMigrations(db, MIGRATIONS);
+        applySearchIndex(client, options.eventSearch ?? true);
+      }),
 
     close: async () => {
       // The worker first: its in-flight batches settle and its connection closes before ours.

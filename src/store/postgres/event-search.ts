@@ -1,0 +1,78 @@
+/**
+ * §18's search on PostgreSQL (docs/search.md). The statement text is built from the filters
+ * present (every value a parameter), so there are a handful of constant texts, each prepared
+ * once per connection. With terms, the trigram GIN index answers a MATERIALIZED candidate set
+ * first (the planner cannot then trade it for walking a (…, received_at, id) index newest
+ * first and testing every payload, the plan a LIMIT tempts it into for a rare term); the
+ * candidates are then joined to their rows, filtered and sorted.
+ */
+import type { EventSearchQuery } from "../../domain/ports/store.ts";
+import type { FoundEvent } from "../../domain/types.ts";
+import { cursorBelow } from "../search-query.ts";
+import type { PostgresPool } from "./pool.ts";
+
+const COLUMNS =
+  "e.id, e.tenant_id, e.service_id, e.received_at, e.idempotency_key, e.payload, e.position, e.type, e.incident_id";
+
+/** An ILIKE pattern matching `term` anywhere: its own `%`, `_` and `\` escaped (backslash is ILIKE's escape). */
+export function substringPattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+type Row = [
+  string,
+  string,
+  string,
+  string | number,
+  string | null,
+  Uint8Array,
+  string | number,
+  string | null,
+  string | null,
+];
+
+export function createEventSearch(pool: PostgresPool) {
+  return (tenantId: string, query: EventSearchQuery): Promise<FoundEvent[]> =>
+    pool.guard(async () => {
+      const params: unknown[] = [];
+      const param = (value: unknown) => {
+        params.push(value);
+        return `$${params.length}`;
+      };
+      const terms = query.terms ?? [];
+      const candidates =
+        terms.length === 0
+          ? ""
+          : `with m as materialized (select id from events where ${terms
+              .map((t) => `intake_payload_text(payload) ilike ${param(substringPattern(t))}`)
+              .join(" and ")}) `;
+      const where = [`e.tenant_id = ${param(tenantId)}`];
+      if (query.serviceId !== undefined) where.push(`e.service_id = ${param(query.serviceId)}`);
+      if (query.type !== undefined) where.push(`e.type = ${param(query.type)}`);
+      if (query.incidentId !== undefined) where.push(`e.incident_id = ${param(query.incidentId)}`);
+      if (query.receivedAfter !== undefined) where.push(`e.received_at >= ${param(query.receivedAfter)}`);
+      // A cursor inside the range bounds the page already (search-query.ts).
+      if (query.receivedBefore !== undefined && !cursorBelow(query)) {
+        where.push(`e.received_at < ${param(query.receivedBefore)}`);
+      }
+      if (query.before !== undefined) {
+        where.push(`(e.received_at, e.id) < (${param(query.before.receivedAt)}::bigint, ${param(query.before.id)})`);
+      }
+      const from = terms.length === 0 ? "events e" : "m join events e on e.id = m.id";
+      const text =
+        `${candidates}select ${COLUMNS} from ${from} where ${where.join(" and ")} ` +
+        `order by e.received_at desc, e.id desc limit ${param(query.limit)}`;
+      const rows = (await pool.client().unsafe(text, params).values()) as Row[];
+      return rows.map(([id, tenant, serviceId, receivedAt, idempotencyKey, payload, position, type, incidentId]) => ({
+        id,
+        tenantId: tenant,
+        serviceId,
+        receivedAt: Number(receivedAt),
+        idempotencyKey,
+        payload,
+        position: Number(position),
+        type,
+        incidentId,
+      }));
+    });
+}

@@ -1,0 +1,66 @@
+/**
+ * §18's search on SQLite (docs/search.md). The statement text is built from the filters
+ * present (every value a parameter), so there are a handful of constant texts, each prepared
+ * once. With terms, the FTS5 trigram index is the outer loop (CROSS JOIN fixes SQLite's join
+ * order): the matching rows are looked up by rowid and only they are filtered and sorted.
+ * Without, the page walks one of the (…, received_at, id) indexes newest first (leadingIndex).
+ */
+import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
+import type { EventSearchQuery } from "../../domain/ports/store.ts";
+import type { FoundEvent } from "../../domain/types.ts";
+import { cursorBelow } from "../search-query.ts";
+
+const COLUMNS =
+  "e.id, e.tenant_id AS tenantId, e.service_id AS serviceId, e.received_at AS receivedAt, " +
+  "e.idempotency_key AS idempotencyKey, e.payload, e.position, e.type, e.incident_id AS incidentId";
+
+/** An FTS5 query: every term as a quoted string (a substring, with the trigram tokenizer), ANDed. */
+export function ftsQuery(terms: readonly string[]): string {
+  return terms.map((term) => `"${term.replaceAll('"', '""')}"`).join(" AND ");
+}
+
+/**
+ * The index a page without terms walks: an incident's few events, else the service's (and
+ * type's) (…, received_at, id) index, else the tenant's. Named (INDEXED BY) because without
+ * statistics (Intake runs no ANALYZE) SQLite's planner takes the tenant's index with a time
+ * range over a service's, or a service's over its type's, and scans rows of other services.
+ */
+function leadingIndex(query: EventSearchQuery): string {
+  if (query.incidentId !== undefined) return "events_incident_id_idx";
+  if (query.serviceId !== undefined && query.type !== undefined) return "events_service_type_received_idx";
+  if (query.serviceId !== undefined) return "events_service_received_idx";
+  return "events_tenant_received_idx";
+}
+
+export function createEventSearch(client: Database) {
+  const statements = new Map<string, Statement<FoundEvent, SQLQueryBindings[]>>();
+
+  return (tenantId: string, query: EventSearchQuery): FoundEvent[] => {
+    const where: string[] = [];
+    const params: SQLQueryBindings[] = [];
+    const add = (clause: string, ...values: SQLQueryBindings[]) => {
+      where.push(clause);
+      params.push(...values);
+    };
+    const searching = query.terms !== undefined && query.terms.length > 0;
+    if (searching) add("events_fts MATCH ?", ftsQuery(query.terms ?? []));
+    add("e.tenant_id = ?", tenantId);
+    if (query.serviceId !== undefined) add("e.service_id = ?", query.serviceId);
+    if (query.type !== undefined) add("e.type = ?", query.type);
+    if (query.incidentId !== undefined) add("e.incident_id = ?", query.incidentId);
+    if (query.receivedAfter !== undefined) add("e.received_at >= ?", query.receivedAfter);
+    if (query.receivedBefore !== undefined && !cursorBelow(query)) add("e.received_at < ?", query.receivedBefore);
+    if (query.before !== undefined) add("(e.received_at, e.id) < (?, ?)", query.before.receivedAt, query.before.id);
+    params.push(query.limit);
+    const from = searching
+      ? "events_fts CROSS JOIN events e ON e.rowid = events_fts.rowid"
+      : `events e INDEXED BY ${leadingIndex(query)}`;
+    const text = `SELECT ${COLUMNS} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY e.received_at DESC, e.id DESC LIMIT ?`;
+    let statement = statements.get(text);
+    if (!statement) {
+      statement = client.prepare<FoundEvent, SQLQueryBindings[]>(text);
+      statements.set(text, statement);
+    }
+    return statement.all(...params);
+  };
+}
