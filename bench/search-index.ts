@@ -110,6 +110,7 @@ async function seed(store: Store, name: string): Promise<Side> {
       rateLimitLimit: null,
       rateLimitWindowSeconds: null,
       incidentAutoResolveSeconds: null,
+      signatureScheme: "stripe",
     },
     {
       id: newId(),

@@ -84,8 +84,9 @@ export interface Config {
   /** INTAKE_EVENT_RETENTION_DAYS: null keeps events forever (docs/feed.md). */
   eventRetentionDays: number | null;
   /**
-   * INTAKE_EVENT_SEARCH (default true): the store keeps §18's payload index and `q` searches
-   * it; false drops the index at start and `q` is 400 search_disabled (docs/search.md).
+   * INTAKE_EVENT_SEARCH (default false until the index meets §18's ingest cost goal,
+   * docs/search.md): true keeps §18's payload index and `q` searches it; false drops the index
+   * at start and `q` is 400 search_disabled.
    */
   eventSearch: boolean;
   /** The export to NATS JetStream (SPEC §21, docs/export.md); null when INTAKE_EXPORT_NATS_URL is unset. */
@@ -346,7 +347,7 @@ export function parseConfig(env: Env): Config {
       env.INTAKE_EVENT_RETENTION_DAYS === undefined || env.INTAKE_EVENT_RETENTION_DAYS === ""
         ? null
         : integer(env, "INTAKE_EVENT_RETENTION_DAYS", 0, 1, 3650, problems),
-    eventSearch: flag("INTAKE_EVENT_SEARCH", true),
+    eventSearch: flag("INTAKE_EVENT_SEARCH", false),
     exportNats: exportNats(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -466,8 +467,8 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
   },
   {
     name: "INTAKE_EVENT_SEARCH",
-    fallback: "true",
-    meaning: "keep the payload search index; false drops it and q answers 400 search_disabled",
+    fallback: "false",
+    meaning: "true keeps the payload search index; false drops it and q answers 400 search_disabled",
   },
   {
     name: "INTAKE_EXPORT_NATS_URL",

@@ -60,6 +60,7 @@ export const SERVICE_AUDITED_FIELDS: AuditedFields<ServiceRecord> = {
     s.rateLimitLimit === null || s.rateLimitWindowSeconds === null
       ? null
       : { limit: s.rateLimitLimit, window_seconds: s.rateLimitWindowSeconds },
+  signature_scheme: (s) => s.signatureScheme,
 };
 
 export const TENANT_AUDITED_FIELDS: AuditedFields<TenantRecord> = {

@@ -6,7 +6,8 @@
  * is rejected by `isWellFormedToken` without any store or cache lookup, and secret scanners
  * can verify a find offline.
  */
-import { randomFillSync } from "node:crypto";
+import { randomBytes, randomFillSync } from "node:crypto";
+import type { SignatureScheme } from "./types.ts";
 
 export const TOKEN_PREFIX = "service_live_";
 export const SECRET_PREFIX = "whsec_";
@@ -110,7 +111,13 @@ export function createTokenHasher(pepper: string): (token: string) => string {
   return (token) => keyed.copy().update(token).digest("hex");
 }
 
-export function generateSigningSecret(): string {
+/**
+ * A new signing secret in the form its scheme's senders expect (§19): Stripe's `whsec_` + 43
+ * base62; Standard Webhooks' `whsec_` + the base64 of 32 random bytes, the form the
+ * `standardwebhooks` and `svix` libraries generate and decode into their key.
+ */
+export function generateSigningSecret(scheme: SignatureScheme = "stripe"): string {
+  if (scheme === "standard_webhooks") return SECRET_PREFIX + randomBytes(32).toString("base64");
   return SECRET_PREFIX + randomBase62(43);
 }
 

@@ -21,7 +21,7 @@ import type { InsertEventResult, NewEvent, Store } from "./ports/store.ts";
 import { RateLimitedError } from "./rate-limits.ts";
 import type { Sealer } from "./sealing.ts";
 import { type SigningMaterial, signingMaterial } from "./services.ts";
-import { type SignatureVerdict, verifySignature } from "./signing.ts";
+import { type SignatureVerdict, type StandardWebhooksHeaders, verify } from "./signing.ts";
 import { noopStatsRecorder, type StatsRecorder } from "./stats.ts";
 import type { Clock, EventRecord, Principal } from "./types.ts";
 
@@ -61,6 +61,8 @@ export interface IngestInput {
   serviceId: string;
   /** The X-Service-Signature value; empty or absent is a 401 like any other bad signature. */
   signature: string | null | undefined;
+  /** The Standard Webhooks headers (§19), for a service of that scheme. */
+  webhook?: StandardWebhooksHeaders | undefined;
   /** The exact bytes received. */
   payload: Uint8Array;
   idempotencyKey?: string | null | undefined;
@@ -84,7 +86,9 @@ export interface IngestResult {
   duplicate: boolean;
 }
 
-const INVALID_SIGNATURE = "The X-Service-Signature header is missing, malformed, stale or does not match.";
+// The same for both schemes (§19), so the answer does not tell which one a service uses.
+const INVALID_SIGNATURE =
+  "The signature (X-Service-Signature, or the webhook-* headers) is missing, malformed, stale or does not match.";
 // Visible ASCII (VCHAR, %x21-7E): what survives every proxy and log unchanged.
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 // ignoreBOM keeps a leading U+FEFF in the text, so JSON.parse rejects it: a BOM embedded
@@ -315,10 +319,9 @@ export function createIngest(deps: IngestDeps) {
     const secrets = found.secrets
       .filter((s) => s.expiresAt === null || now < s.expiresAt)
       .map((s) => openSecret(rawId, s.sealed));
-    const verdict = verifySignature(
-      input.signature,
-      input.payload,
-      secrets,
+    const verdict = verify(
+      { scheme: found.scheme ?? "stripe", secrets },
+      { signature: input.signature, webhook: input.webhook, body: input.payload },
       Math.floor(now / 1000),
       deps.toleranceSeconds,
     );
@@ -352,9 +355,16 @@ export function createIngest(deps: IngestDeps) {
     if (!found.isMonitored) {
       throw new DomainError("ingestion_paused", "Ingestion is paused for this service (is_monitored is false).");
     }
-    const key = input.idempotencyKey ?? null;
+    let key = input.idempotencyKey ?? null;
     if (key !== null && !IDEMPOTENCY_KEY.test(key)) {
       throw invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters");
+    }
+    // §19: a verified webhook-id is the event's idempotency key; an Idempotency-Key sent too must agree.
+    const webhookId = found.scheme === "standard_webhooks" ? input.webhook?.id : null;
+    if (webhookId) {
+      if (key !== null && key !== webhookId)
+        throw invalid("Idempotency-Key", "must equal webhook-id when both are sent");
+      key = webhookId;
     }
     checkPayload(input.payload);
     return commit({

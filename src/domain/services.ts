@@ -13,7 +13,14 @@ import type { RateLimit } from "./ports/rate-limiter.ts";
 import type { ServiceChanges, Store } from "./ports/store.ts";
 import { rateLimitIssues } from "./rate-limits.ts";
 import type { Sealer } from "./sealing.ts";
-import type { Clock, Principal, ServiceRecord, ServiceSummary } from "./types.ts";
+import {
+  type Clock,
+  type Principal,
+  type ServiceRecord,
+  type ServiceSummary,
+  SIGNATURE_SCHEMES,
+  type SignatureScheme,
+} from "./types.ts";
 import { checkName, throwIfIssues } from "./validation.ts";
 
 /**
@@ -30,6 +37,8 @@ export interface SigningMaterial {
   rateLimit?: RateLimit | null;
   /** Current first; the previous one while its grace window lasts. */
   secrets: Array<{ sealed: string; expiresAt: number | null }>;
+  /** How senders sign (§19); absent in an entry cached by an older version: `stripe`. */
+  scheme?: SignatureScheme;
 }
 
 export function signingMaterial(record: ServiceRecord): SigningMaterial {
@@ -37,7 +46,13 @@ export function signingMaterial(record: ServiceRecord): SigningMaterial {
   if (record.previousSecretCiphertext !== null && record.previousSecretExpiresAt !== null) {
     secrets.push({ sealed: record.previousSecretCiphertext, expiresAt: record.previousSecretExpiresAt });
   }
-  return { tenantId: record.tenantId, isMonitored: record.isMonitored, rateLimit: ownRateLimit(record), secrets };
+  return {
+    tenantId: record.tenantId,
+    isMonitored: record.isMonitored,
+    rateLimit: ownRateLimit(record),
+    secrets,
+    scheme: record.signatureScheme,
+  };
 }
 
 /** The service's own rate limit, or null when it uses the deployment's default. */
@@ -86,6 +101,15 @@ export interface ServiceUpdate {
   serviceName?: string | undefined;
   /** A limit sets the service's own; null returns it to the deployment's default; undefined leaves it. */
   rateLimit?: RateLimit | null | undefined;
+  /** §19: how its senders sign; the secret is kept (docs/ingest.md, "Switching schemes"). */
+  signatureScheme?: string | undefined;
+}
+
+/** A known `signature_scheme`, or an issue on `field`. */
+function checkScheme(value: string, issues: FieldIssue[]): SignatureScheme {
+  if ((SIGNATURE_SCHEMES as readonly string[]).includes(value)) return value as SignatureScheme;
+  issues.push({ field: "signature_scheme", message: `must be one of: ${SIGNATURE_SCHEMES.join(", ")}` });
+  return "stripe";
 }
 
 function sameLimit(a: RateLimit | null, b: RateLimit | null): boolean {
@@ -122,15 +146,16 @@ export function createServices(deps: ServiceDeps) {
   /** `requestId` (here and below): the API call's, written into the audit event. */
   async function createService(
     principal: Principal,
-    input: { serviceName: string; isMonitored?: boolean | undefined },
+    input: { serviceName: string; isMonitored?: boolean | undefined; signatureScheme?: string | undefined },
     requestId: string | null,
   ): Promise<{ record: ServiceRecord; signingSecret: string }> {
     const issues: FieldIssue[] = [];
     const serviceName = checkName("service_name", input.serviceName, issues);
+    const signatureScheme = checkScheme(input.signatureScheme ?? "stripe", issues);
     throwIfIssues(issues);
     const now = clock.now();
     const id = deps.newId();
-    const signingSecret = generateSigningSecret();
+    const signingSecret = generateSigningSecret(signatureScheme);
     const record: ServiceRecord = {
       id,
       tenantId: principal.tenantId,
@@ -146,6 +171,7 @@ export function createServices(deps: ServiceDeps) {
       rateLimitLimit: null,
       rateLimitWindowSeconds: null,
       incidentAutoResolveSeconds: null,
+      signatureScheme,
     };
     const event = audit.record(principal.tenantId, tokenOrigin(principal, requestId), "service.create", {
       type: "service",
@@ -229,8 +255,16 @@ export function createServices(deps: ServiceDeps) {
     if (update.isMonitored !== undefined && update.isMonitored !== current.isMonitored) {
       changes.isMonitored = update.isMonitored;
     }
+    if (update.signatureScheme !== undefined) {
+      const issues: FieldIssue[] = [];
+      const scheme = checkScheme(update.signatureScheme, issues);
+      throwIfIssues(issues);
+      if (scheme !== current.signatureScheme) changes.signatureScheme = scheme;
+    }
     // Nothing that differs: nothing written, updated_at kept.
-    if (changes.isMonitored === undefined && changes.rateLimit === undefined) return current;
+    if (changes.isMonitored === undefined && changes.rateLimit === undefined && changes.signatureScheme === undefined) {
+      return current;
+    }
     const event = audit.updateRecord<ServiceRecord>(
       principal.tenantId,
       tokenOrigin(principal, requestId),
@@ -262,7 +296,8 @@ export function createServices(deps: ServiceDeps) {
   ): Promise<{ record: ServiceRecord; signingSecret: string }> {
     const current = await getService(principal, id);
     const now = clock.now();
-    const signingSecret = generateSigningSecret();
+    // The new secret in the form of the service's scheme, as a new service of it gets.
+    const signingSecret = generateSigningSecret(current.signatureScheme);
     const event = audit.record(principal.tenantId, tokenOrigin(principal, requestId), "service.secret_rotate", {
       type: "service",
       id: current.id,

@@ -9,6 +9,7 @@
  * valid long after they were made), and the header is parsed strictly (one `t`, digits only).
  */
 import { timingSafeEqual } from "node:crypto";
+import type { SignatureScheme } from "./types.ts";
 
 export type SignatureVerdict =
   | { ok: true }
@@ -97,4 +98,120 @@ export function verifySignature(
     }
   }
   return { ok: false, reason: "mismatch" };
+}
+
+/**
+ * Standard Webhooks (standard-webhooks spec v1, §19): `webhook-id`, `webhook-timestamp` and
+ * `webhook-signature: v1,<base64>[ v1,<base64>...]`, HMAC-SHA256 over
+ * `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64 decoding of the secret after
+ * `whsec_` (what the `standardwebhooks` and `svix` libraries do with the whole secret string).
+ * Svix's `svix-*` spellings are the same headers.
+ */
+export interface StandardWebhooksHeaders {
+  id: string | null | undefined;
+  timestamp: string | null | undefined;
+  signature: string | null | undefined;
+}
+
+// Visible ASCII without "." (the separator of the signed content), 1..255.
+const WEBHOOK_ID = /^[\x21-\x2d\x2f-\x7e]{1,255}$/;
+
+/**
+ * The HMAC key of a secret under the Standard Webhooks scheme: the base64 decoding of what
+ * follows `whsec_`, padding optional and trailing bits dropped, as the libraries decode it.
+ * For a Stripe-form secret (43 base62 chars, themselves base64 characters) that is 32 bytes:
+ * the key the libraries sign with when given that secret (docs/ingest.md, "Switching schemes").
+ */
+export function standardWebhooksKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+}
+
+/** The base64 v1 signature a Standard Webhooks sender computes. */
+export function standardWebhooksSignature(
+  secret: string,
+  id: string,
+  timestamp: number | string,
+  body: Uint8Array | string,
+): string {
+  const hasher = new Bun.CryptoHasher("sha256", standardWebhooksKey(secret));
+  hasher.update(`${id}.${timestamp}.`);
+  hasher.update(typeof body === "string" ? Buffer.from(body, "utf8") : body);
+  return hasher.digest("base64");
+}
+
+/** The v1 entries of a `webhook-signature` value (other versions ignored); null when there is none. */
+function parseStandardSignatures(header: string): string[] | null {
+  if (header.length > MAX_HEADER_LENGTH) return null;
+  const signatures: string[] = [];
+  for (const entry of header.split(" ")) {
+    const comma = entry.indexOf(",");
+    if (comma <= 0) continue;
+    if (entry.slice(0, comma) === "v1" && comma + 1 < entry.length) signatures.push(entry.slice(comma + 1));
+  }
+  return signatures.length > 0 ? signatures : null;
+}
+
+export function verifyStandardWebhooks(
+  headers: StandardWebhooksHeaders,
+  body: Uint8Array,
+  secrets: ReadonlyArray<string>,
+  nowSeconds: number,
+  toleranceSeconds: number,
+): SignatureVerdict {
+  const { id, timestamp, signature } = headers;
+  if (!id || !timestamp || !signature) return { ok: false, reason: "missing" };
+  if (!WEBHOOK_ID.test(id) || !TIMESTAMP.test(timestamp)) return { ok: false, reason: "malformed" };
+  const parsed = parseStandardSignatures(signature);
+  if (!parsed) return { ok: false, reason: "malformed" };
+  if (Math.abs(nowSeconds - Number(timestamp)) > toleranceSeconds) return { ok: false, reason: "stale" };
+  const candidates = parsed.map((s) => Buffer.from(s, "latin1"));
+  for (const secret of secrets) {
+    const expected = Buffer.from(standardWebhooksSignature(secret, id, timestamp, body), "latin1");
+    for (const candidate of candidates) {
+      if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) return { ok: true };
+    }
+  }
+  return { ok: false, reason: "mismatch" };
+}
+
+/** What a sender's request carries for verification, whichever scheme it signs with. */
+export interface SignedRequest {
+  /** `X-Service-Signature` (the `stripe` scheme). */
+  signature?: string | null | undefined;
+  /** `webhook-*`, or `svix-*` when the former is absent (the `standard_webhooks` scheme). */
+  webhook?: StandardWebhooksHeaders | undefined;
+  /** The exact bytes received. */
+  body: Uint8Array;
+}
+
+/** A service as verification sees it: its scheme and its currently valid secrets, current first. */
+export interface VerifyingService {
+  scheme: SignatureScheme;
+  secrets: ReadonlyArray<string>;
+}
+
+/**
+ * The one verification of an ingest, by the service's scheme. Every failure is the same 401 at
+ * the edge; a request signed with the other scheme's headers is `missing`.
+ */
+export function verify(
+  service: VerifyingService,
+  request: SignedRequest,
+  nowSeconds: number,
+  toleranceSeconds: number,
+): SignatureVerdict {
+  if (service.scheme === "standard_webhooks") {
+    const webhook = request.webhook ?? { id: null, timestamp: null, signature: null };
+    return verifyStandardWebhooks(webhook, request.body, service.secrets, nowSeconds, toleranceSeconds);
+  }
+  return verifySignature(request.signature, request.body, service.secrets, nowSeconds, toleranceSeconds);
+}
+
+/** Reads the Standard Webhooks headers, the `webhook-*` spelling first, then Svix's. */
+export function standardWebhooksHeaders(get: (name: string) => string | null | undefined): StandardWebhooksHeaders {
+  return {
+    id: get("webhook-id") ?? get("svix-id"),
+    timestamp: get("webhook-timestamp") ?? get("svix-timestamp"),
+    signature: get("webhook-signature") ?? get("svix-signature"),
+  };
 }

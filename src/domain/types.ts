@@ -60,7 +60,13 @@ export interface ServiceRecord {
   rateLimitWindowSeconds: number | null;
   /** §17: an open incident with no alert event for this long is resolved (auto); null = never. */
   incidentAutoResolveSeconds: number | null;
+  /** §19: how its senders sign (docs/ingest.md). */
+  signatureScheme: SignatureScheme;
 }
+
+/** §19: Stripe's `X-Service-Signature` (the default) or Standard Webhooks' `webhook-*` headers. */
+export type SignatureScheme = "stripe" | "standard_webhooks";
+export const SIGNATURE_SCHEMES: readonly SignatureScheme[] = ["stripe", "standard_webhooks"];
 
 /**
  * A service as a list page shows it: no tenant (the list is one tenant's) and no sealed secrets,

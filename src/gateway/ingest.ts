@@ -5,10 +5,11 @@
  */
 import { t } from "elysia";
 import { SignatureRefused } from "../domain/ingest.ts";
+import { standardWebhooksHeaders } from "../domain/signing.ts";
 import { eventPageJson, ingestJson } from "../shapes/events.ts";
 import { JSON_TYPE, json, readCapped } from "./http.ts";
 import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
-import { component, IdParams, limits, listOf, PageQuery, requiredHeader, ServiceId } from "./schemas.ts";
+import { component, IdParams, limits, listOf, PageQuery, ServiceId } from "./schemas.ts";
 
 const EventId = t.String({ description: "evt_ + 32 hex", examples: ["evt_0193a1b2c3d4e5f60718293a4b5c6d7e"] });
 const receivedAt = t.String({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
@@ -49,14 +50,34 @@ const IngestHeaders = t.Object(
     "x-service-signature": t.Optional(
       t.String({
         description:
-          "t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of `<t>.<raw body>` keyed with the whole whsec_ secret>[,v1=...] (Stripe's scheme)",
+          "t=<unix seconds>,v1=<lowercase hex HMAC-SHA256 of `<t>.<raw body>` keyed with the whole whsec_ secret>[,v1=...] (Stripe's scheme; services with signature_scheme `stripe`)",
         examples: ["t=1795860000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"],
-        ...requiredHeader(),
+      }),
+    ),
+    "webhook-id": t.Optional(
+      t.String({
+        description:
+          "Standard Webhooks (services with signature_scheme `standard_webhooks`; `svix-id` is the same header): the message id, 1..255 visible ASCII without `.`; the event's idempotency key",
+        examples: ["msg_2b7BkYtRrYMxT4xlXyUjFRhAbCd"],
+      }),
+    ),
+    "webhook-timestamp": t.Optional(
+      t.String({
+        description: "Standard Webhooks (`svix-timestamp`): Unix seconds, within the signature tolerance either way",
+        examples: ["1795860000"],
+      }),
+    ),
+    "webhook-signature": t.Optional(
+      t.String({
+        description:
+          "Standard Webhooks (`svix-signature`): space-separated `v1,<base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the base64 decoding of the secret after whsec_>`; one valid entry suffices",
+        examples: ["v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="],
       }),
     ),
     "idempotency-key": t.Optional(
       t.String({
-        description: "1..255 visible ASCII characters; a repeat within the service is a 200 duplicate",
+        description:
+          "1..255 visible ASCII characters; a repeat within the service is a 200 duplicate. With the standard_webhooks scheme, webhook-id is the key, and this header, when sent, must equal it",
         ...limits({ minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" }),
       }),
     ),
@@ -114,6 +135,11 @@ export function ingestOperations({ domain, limits: caps }: OperationDeps): Opera
           const result = await ingest.ingestInto(service, {
             serviceId,
             signature: request.headers.get("x-service-signature"),
+            // Read only for a service of that scheme: a stripe sender's hot path looks up one header.
+            webhook:
+              service.material.scheme === "standard_webhooks"
+                ? standardWebhooksHeaders((name) => request.headers.get(name))
+                : undefined,
             payload,
             idempotencyKey: request.headers.get("idempotency-key"),
             // The answer carries the service's RateLimit fields, whatever it is (edge.ts, finish).

@@ -99,6 +99,14 @@ export const RateLimitSchema = t.Object(
   },
 );
 
+const signatureScheme = (options: { description?: string; default?: string } = {}) =>
+  t.Union([t.Literal("stripe"), t.Literal("standard_webhooks")], {
+    description:
+      "how the service's senders sign (docs/ingest.md): `stripe` (X-Service-Signature) or `standard_webhooks` (webhook-id, webhook-timestamp, webhook-signature)",
+    error: "must be one of: stripe, standard_webhooks",
+    ...options,
+  });
+
 export const ServiceRecordSchema = t.Object(
   {
     id: ServiceId,
@@ -112,6 +120,7 @@ export const ServiceRecordSchema = t.Object(
     rate_limit: t.Union([RateLimitSchema, t.Null()], {
       description: "the service's own ingest rate limit; null: the deployment's default (INTAKE_RATE_LIMIT_INGEST)",
     }),
+    signature_scheme: signatureScheme(),
   },
   component("Service"),
 );
@@ -119,13 +128,22 @@ export const ServiceRecordSchema = t.Object(
 export const CreatedService = t.Composite(
   [
     ServiceRecordSchema,
-    t.Object({ signing_secret: t.String({ description: "whsec_ + 43 base62; shown only in this response" }) }),
+    t.Object({
+      signing_secret: t.String({
+        description:
+          "shown only in this response: whsec_ + 43 base62 (stripe), or whsec_ + the base64 of 32 random bytes (standard_webhooks)",
+      }),
+    }),
   ],
   component("CreatedService"),
 );
 
 export const CreateServiceBody = t.Object(
-  { service_name: name, is_monitored: t.Optional(t.Boolean({ default: true })) },
+  {
+    service_name: name,
+    is_monitored: t.Optional(t.Boolean({ default: true })),
+    signature_scheme: t.Optional(signatureScheme({ default: "stripe" })),
+  },
   { additionalProperties: false, examples: [{ service_name: "billing" }], ...component("CreateServiceRequest") },
 );
 
@@ -137,6 +155,11 @@ export const UpdateServiceBody = t.Object(
         description: "sets the service's own ingest rate limit; null returns it to the deployment's default",
         // TypeBox reports a failed union only as "should be one of": say what is expected.
         error: `must be null or {"limit": 1..${MAX_LIMIT}, "window_seconds": 1..${MAX_WINDOW_SECONDS}}, whole numbers, no other field`,
+      }),
+    ),
+    signature_scheme: t.Optional(
+      signatureScheme({
+        description: "switches how senders sign (`stripe` or `standard_webhooks`); the secret is kept",
       }),
     ),
     service_name: t.Optional(t.Unknown({ description: "immutable: naming it is 400 service_name_immutable" })),

@@ -45,7 +45,11 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       handle: async (call) => {
         const { record, signingSecret } = await services.createService(
           caller(call),
-          { serviceName: call.body.service_name, isMonitored: call.body.is_monitored },
+          {
+            serviceName: call.body.service_name,
+            isMonitored: call.body.is_monitored,
+            signatureScheme: call.body.signature_scheme,
+          },
           call.x.requestId,
         );
         return json(201, { ...serviceJson(record), signing_secret: signingSecret });
@@ -82,7 +86,11 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
       body: "json",
       errors: { 400: ["service_name_immutable"], 404: ["not_found"] },
       schemas: { params: IdParams, body: UpdateServiceBody, response: { 200: ServiceRecordSchema } },
-      doc: { summary: "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit", tag },
+      doc: {
+        summary:
+          "Pause or resume ingestion (is_monitored), set or reset the service's ingest rate limit, switch its signature_scheme",
+        tag,
+      },
       exists: (call) => services.getService(caller(call), call.params.id),
       handle: async (call) => {
         const { body } = call;
@@ -92,6 +100,7 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
           call.params.id,
           {
             isMonitored: body.is_monitored,
+            signatureScheme: body.signature_scheme,
             rateLimit:
               limit === undefined || limit === null
                 ? limit

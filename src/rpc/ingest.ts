@@ -21,6 +21,7 @@ export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Log
         const result = await ingest.ingest({
           serviceId: req.serviceId,
           signature: req.signature,
+          webhook: { id: req.webhookId, timestamp: req.webhookTimestamp, signature: req.webhookSignature },
           payload: req.payload,
           idempotencyKey: req.idempotencyKey,
           // The router's gate puts the service's RateLimit fields on the answer, whatever it is.

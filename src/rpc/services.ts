@@ -15,7 +15,7 @@ import type { Page } from "../domain/pagination.ts";
 import type { Services } from "../domain/services.ts";
 import type { ServiceSummary } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
-import { serviceMessage } from "../shapes/services.ts";
+import { schemeOfMessage, serviceMessage } from "../shapes/services.ts";
 import { ts } from "../shapes/time.ts";
 import { principalOf, requestIdOf } from "./context.ts";
 import type { Impl } from "./impl.ts";
@@ -45,7 +45,11 @@ export function createServiceRegistryImpl(deps: {
     createService: rpcMethod(logger, async (req, ctx) => {
       const { record, signingSecret } = await services.createService(
         principalOf(ctx),
-        { serviceName: req.serviceName, isMonitored: req.isMonitored },
+        {
+          serviceName: req.serviceName,
+          isMonitored: req.isMonitored,
+          signatureScheme: schemeOfMessage(req.signatureScheme, "default"),
+        },
         requestIdOf(ctx),
       );
       return create(CreateServiceResponseSchema, { service: serviceMessage(record), signingSecret });
@@ -67,6 +71,7 @@ export function createServiceRegistryImpl(deps: {
         {
           isMonitored: req.isMonitored,
           serviceName: req.serviceName,
+          signatureScheme: schemeOfMessage(req.signatureScheme, "refused"),
           rateLimit: req.resetRateLimit
             ? null
             : req.rateLimit && { limit: req.rateLimit.limit, windowSeconds: req.rateLimit.windowSeconds },

@@ -1,7 +1,7 @@
 /** A service's public shapes: its REST JSON and its protobuf message, from one record. */
-import type { Service } from "../../gen/intake/v1/services_pb.ts";
+import { type Service, SignatureScheme } from "../../gen/intake/v1/services_pb.ts";
 import { formatId } from "../domain/ids.ts";
-import type { ServiceSummary } from "../domain/types.ts";
+import type { SignatureScheme as Scheme, ServiceSummary } from "../domain/types.ts";
 import { isoOfMs, isoOrNull, optionalTs, ts, type Whole } from "./time.ts";
 
 /** A full record or a list's summary: never a secret, a ciphertext or the tenant. */
@@ -19,7 +19,31 @@ export function serviceJson(record: ServiceSummary) {
       record.rateLimitLimit === null || record.rateLimitWindowSeconds === null
         ? null
         : { limit: record.rateLimitLimit, window_seconds: record.rateLimitWindowSeconds },
+    // A list held by an older version's cache has no scheme: every service then was `stripe`.
+    signature_scheme: record.signatureScheme ?? "stripe",
   };
+}
+
+const SCHEME_MESSAGES: Record<Scheme, SignatureScheme> = {
+  stripe: SignatureScheme.STRIPE,
+  standard_webhooks: SignatureScheme.STANDARD_WEBHOOKS,
+};
+
+/**
+ * A message's scheme as its REST name, for the domain to judge. An absent field is `undefined`
+ * (create: the default; update: no change); UNSPECIFIED is `undefined` too where `unsetIs` is
+ * "default" (CreateService's plain enum field cannot be absent); otherwise UNSPECIFIED or an
+ * unknown number becomes a name the domain refuses with 400 invalid_request.
+ */
+export function schemeOfMessage(
+  value: SignatureScheme | undefined,
+  unsetIs: "default" | "refused",
+): string | undefined {
+  if (value === undefined) return undefined;
+  if (value === SignatureScheme.STRIPE) return "stripe";
+  if (value === SignatureScheme.STANDARD_WEBHOOKS) return "standard_webhooks";
+  if (value === SignatureScheme.UNSPECIFIED && unsetIs === "default") return undefined;
+  return SignatureScheme[value] ?? String(value);
 }
 
 export function serviceMessage(record: ServiceSummary): Service {
@@ -41,6 +65,7 @@ export function serviceMessage(record: ServiceSummary): Service {
             limit: record.rateLimitLimit,
             windowSeconds: record.rateLimitWindowSeconds,
           },
+    signatureScheme: SCHEME_MESSAGES[record.signatureScheme ?? "stripe"],
   };
   return message;
 }

@@ -8,7 +8,7 @@
  */
 import type { AuditAction, AuditActor, AuditChanges, AuditRecord, AuditTargetType } from "../domain/audit-types.ts";
 import type { AuditQuery, PageQuery } from "../domain/ports/store.ts";
-import type { Role, Scope, ServiceSummary, TokenSummary } from "../domain/types.ts";
+import type { Role, Scope, ServiceSummary, SignatureScheme, TokenSummary } from "../domain/types.ts";
 
 /** A statement text and its parameters, in order. */
 export interface ListStatement {
@@ -23,7 +23,7 @@ export const postgresPlaceholder: Placeholder = (n) => `$${n}`;
 
 const SERVICE_COLUMNS =
   "id, service_name, is_monitored, signing_secret_prefix, previous_secret_expires_at, secret_rotated_at, " +
-  "created_at, updated_at, rate_limit_limit, rate_limit_window_seconds, incident_auto_resolve_seconds";
+  "created_at, updated_at, rate_limit_limit, rate_limit_window_seconds, incident_auto_resolve_seconds, signature_scheme";
 const TOKEN_COLUMNS = "id, name, scope, role, prefix, created_at, created_by, expires_at, last_used_at, revoked_at";
 const AUDIT_COLUMNS = "id, occurred_at, action, actor_type, actor_id, target_type, target_id, request_id, changes";
 
@@ -110,6 +110,7 @@ export function serviceSummary(row: unknown[]): ServiceSummary {
     rateLimitLimit: row[8] as number | null,
     rateLimitWindowSeconds: row[9] as number | null,
     incidentAutoResolveSeconds: row[10] as number | null,
+    signatureScheme: row[11] as SignatureScheme,
   };
 }
 

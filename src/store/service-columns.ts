@@ -17,6 +17,7 @@ export function serviceColumns(changes: ServiceChanges, now: number) {
     ...(changes.incidentAutoResolveSeconds !== undefined && {
       incidentAutoResolveSeconds: changes.incidentAutoResolveSeconds,
     }),
+    ...(changes.signatureScheme !== undefined && { signatureScheme: changes.signatureScheme }),
     updatedAt: now,
   };
 }

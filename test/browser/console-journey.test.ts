@@ -142,6 +142,13 @@ describe.if(present)("the console's first-run journey", () => {
     const serviceId = /\/services\/(svc_[0-9a-f]{32})$/.exec(href)?.[1] as string;
     expect(serviceId).toBeDefined();
 
+    // A service for Standard Webhooks senders (§19): its secret in the form the libraries take.
+    await page.getByLabel("Senders sign with").selectOption({ label: "Standard Webhooks / Svix (webhook-*)" });
+    await serviceName.fill("relay");
+    await page.getByRole("button", { name: "Create service" }).click();
+    const relaySecret = (await page.getByLabel("Signing secret of relay").textContent())?.trim() ?? "";
+    expect(relaySecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
     // The overview's latest events: a signed event arrives live, named by its service.
     await page.getByRole("link", { name: "Overview" }).click();
     await page

@@ -19,6 +19,7 @@ const service: ServiceRecord = {
   rateLimitLimit: null,
   rateLimitWindowSeconds: null,
   incidentAutoResolveSeconds: null,
+  signatureScheme: "stripe",
   createdAt: 1,
   updatedAt: 1,
 };

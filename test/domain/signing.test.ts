@@ -1,6 +1,16 @@
 import { afterEach, describe, expect, mock, spyOn, test } from "bun:test";
 import * as nodeCrypto from "node:crypto";
-import { computeSignature, parseSignatureHeader, signPayload, verifySignature } from "../../src/domain/signing.ts";
+import { Webhook } from "standardwebhooks";
+import { Webhook as Svix } from "svix";
+import {
+  computeSignature,
+  parseSignatureHeader,
+  signPayload,
+  standardWebhooksKey,
+  standardWebhooksSignature,
+  verifySignature,
+  verifyStandardWebhooks,
+} from "../../src/domain/signing.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -156,6 +166,48 @@ describe("malformed headers", () => {
     expect(parseSignatureHeader(`t=0${V1.t},v1=ab,v1=cd,v0=ef`)).toEqual({
       timestamp: `0${V1.t}`,
       signatures: ["ab", "cd"],
+    });
+  });
+});
+
+describe("Standard Webhooks key derivation (§19, docs/ingest.md 'Switching schemes')", () => {
+  // A Stripe-form secret: 43 base62 chars, themselves base64 characters, no padding.
+  const stripeForm = `whsec_${"Zq3".repeat(14)}x`;
+  const swForm = `whsec_${Buffer.alloc(32, 0xa5).toString("base64")}`;
+  const at = new Date(1_795_860_000_000);
+
+  test("the key is the base64 decoding after whsec_: 32 bytes for both secret forms", () => {
+    expect(standardWebhooksKey(swForm)).toEqual(Buffer.alloc(32, 0xa5));
+    expect(standardWebhooksKey(stripeForm).length).toBe(32);
+    // Not the UTF-8 bytes of the string, which is the key of the stripe scheme.
+    expect(standardWebhooksKey(stripeForm).equals(Buffer.from(stripeForm, "utf8"))).toBe(false);
+  });
+
+  for (const [form, secret] of [
+    ["Stripe-form", stripeForm],
+    ["Standard Webhooks-form", swForm],
+  ] as const) {
+    test(`a ${form} secret signs byte for byte as the standardwebhooks and svix libraries sign with it`, () => {
+      const ours = `v1,${standardWebhooksSignature(secret, "msg_1", 1_795_860_000, '{"a":1}')}`;
+      expect(new Webhook(secret).sign("msg_1", at, '{"a":1}')).toBe(ours);
+      expect(new Svix(secret).sign("msg_1", at, '{"a":1}')).toBe(ours);
+    });
+  }
+
+  test("verifyStandardWebhooks: one valid v1 entry among others suffices; v2 entries are ignored", () => {
+    const body = new TextEncoder().encode("{}");
+    const good = standardWebhooksSignature(swForm, "m", "1795860000", body);
+    const headers = { id: "m", timestamp: "1795860000", signature: `v2,${good} v1,AAAA v1,${good}` };
+    expect(verifyStandardWebhooks(headers, body, [swForm], 1_795_860_000, 300)).toEqual({ ok: true });
+    expect(verifyStandardWebhooks({ ...headers, signature: `v2,${good}` }, body, [swForm], 1_795_860_000, 300)).toEqual(
+      {
+        ok: false,
+        reason: "malformed",
+      },
+    );
+    expect(verifyStandardWebhooks({ ...headers, timestamp: "1e9" }, body, [swForm], 1_795_860_000, 300)).toEqual({
+      ok: false,
+      reason: "malformed",
     });
   });
 });

@@ -16,6 +16,7 @@ const RECORD_KEYS = [
   "rate_limit",
   "secret_rotated_at",
   "service_name",
+  "signature_scheme",
   "signing_secret_prefix",
   "updated_at",
 ].sort();

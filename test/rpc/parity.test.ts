@@ -65,10 +65,16 @@ function restApi(served: Served): Api {
   };
 }
 
-/** A message in the REST JSON shape: proto field names, every implicit field present. */
+/**
+ * A message in the REST JSON shape: proto field names, every implicit field present, and an
+ * enum value by its REST name (`SIGNATURE_SCHEME_STANDARD_WEBHOOKS` is `standard_webhooks`).
+ */
 function rest<D extends DescMessage>(schema: D, message: MessageShape<D> | undefined): Json {
   if (!message) throw new Error("missing message");
-  return toJson(schema, message, { useProtoFieldName: true, alwaysEmitImplicit: true }) as Json;
+  const json = toJson(schema, message, { useProtoFieldName: true, alwaysEmitImplicit: true }) as Json;
+  const scheme = json.signature_scheme;
+  if (typeof scheme === "string") json.signature_scheme = scheme.replace(/^SIGNATURE_SCHEME_/, "").toLowerCase();
+  return json;
 }
 
 function rpcApi(served: Served): Api {

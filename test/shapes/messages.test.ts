@@ -8,7 +8,7 @@ import { create, type DescMessage, type MessageShape, toBinary, toJson } from "@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { ApiTokenSchema } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { AuditEventSchema } from "../../gen/intake/v1/audit_pb.ts";
-import { ServiceSchema } from "../../gen/intake/v1/services_pb.ts";
+import { ServiceSchema, SignatureScheme } from "../../gen/intake/v1/services_pb.ts";
 import type { AuditRecord } from "../../src/domain/audit.ts";
 import { MAX_TIME_MS, MIN_TIME_MS } from "../../src/domain/time.ts";
 import type { ServiceSummary, TokenSummary } from "../../src/domain/types.ts";
@@ -53,6 +53,7 @@ describe("list messages encode as create() would build them", () => {
     rateLimitLimit: 50,
     rateLimitWindowSeconds: 10,
     incidentAutoResolveSeconds: null,
+    signatureScheme: "stripe",
   };
 
   test("a service with every field set, and with every optional one unset", () => {
@@ -69,6 +70,7 @@ describe("list messages encode as create() would build them", () => {
         secretRotatedAt: timestampFromMs(T + 5),
         previousSecretExpiresAt: timestampFromMs(T + 3_600_000),
         rateLimit: { limit: 50, windowSeconds: 10 },
+        signatureScheme: SignatureScheme.STRIPE,
       }),
     );
     const plain = {
@@ -89,6 +91,7 @@ describe("list messages encode as create() would build them", () => {
         signingSecretPrefix: "whsec_abcd",
         createdAt: timestampFromMs(T),
         updatedAt: timestampFromMs(T + 5),
+        signatureScheme: SignatureScheme.STRIPE,
       }),
     );
   });

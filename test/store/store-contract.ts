@@ -80,6 +80,7 @@ export function serviceRecord(tenantId: string, overrides: Partial<ServiceRecord
     rateLimitLimit: null,
     rateLimitWindowSeconds: null,
     incidentAutoResolveSeconds: null,
+    signatureScheme: "stripe",
     ...overrides,
   };
 }
@@ -635,6 +636,7 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
           updatedAt: NOW + 3,
           rateLimitLimit: 50,
           rateLimitWindowSeconds: 10,
+          signatureScheme: "standard_webhooks",
         });
         const summary = ({
           tenantId: _tenant,
@@ -667,6 +669,31 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         );
         expect(cleared).toEqual({ ...service, updatedAt: NOW + 20 });
         expect(await store.services.get(tenant.id, service.id)).toEqual({ ...service, updatedAt: NOW + 20 });
+      });
+
+      test("update with signature_scheme changes the scheme and updated_at only, and back", async () => {
+        const { tenant } = await seedTenant();
+        const service = await addService(tenant.id);
+        expect(service.signatureScheme).toBe("stripe");
+        const switched = await store.services.update(
+          tenant.id,
+          service.id,
+          { signatureScheme: "standard_webhooks" },
+          NOW + 10,
+          serviceUpdateAudit(tenant.id, service.id),
+        );
+        const expected: ServiceRecord = { ...service, signatureScheme: "standard_webhooks", updatedAt: NOW + 10 };
+        expect(switched).toEqual(expected);
+        expect(await store.services.getById(service.id)).toEqual(expected);
+        expect((await store.services.list(tenant.id, { limit: 10 }))[0]?.signatureScheme).toBe("standard_webhooks");
+        const back = await store.services.update(
+          tenant.id,
+          service.id,
+          { signatureScheme: "stripe" },
+          NOW + 20,
+          serviceUpdateAudit(tenant.id, service.id),
+        );
+        expect(back).toEqual({ ...service, updatedAt: NOW + 20 });
       });
 
       test("update with is_monitored changes is_monitored and updated_at only", async () => {

@@ -2,8 +2,8 @@
 // @generated from file intake/v1/services.proto (package intake.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file intake/v1/services.proto.
  */
 export const file_intake_v1_services: GenFile = /*@__PURE__*/
-  fileDesc("ChhpbnRha2UvdjEvc2VydmljZXMucHJvdG8SCWludGFrZS52MSK0AwoHU2VydmljZRIKCgJpZBgBIAEoCRIUCgxzZXJ2aWNlX25hbWUYAiABKAkSFAoMaXNfbW9uaXRvcmVkGAMgASgIEh0KFXNpZ25pbmdfc2VjcmV0X3ByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6ChFzZWNyZXRfcm90YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARItCgpyYXRlX2xpbWl0GAkgASgLMhQuaW50YWtlLnYxLlJhdGVMaW1pdEgCiAEBQhQKEl9zZWNyZXRfcm90YXRlZF9hdEIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXRCDQoLX3JhdGVfbGltaXQiMgoJUmF0ZUxpbWl0Eg0KBWxpbWl0GAEgASgFEhYKDndpbmRvd19zZWNvbmRzGAIgASgFIlgKFENyZWF0ZVNlcnZpY2VSZXF1ZXN0EhQKDHNlcnZpY2VfbmFtZRgBIAEoCRIZCgxpc19tb25pdG9yZWQYAiABKAhIAIgBAUIPCg1faXNfbW9uaXRvcmVkIlQKFUNyZWF0ZVNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2USFgoOc2lnbmluZ19zZWNyZXQYAiABKAkiHwoRR2V0U2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkiOQoSR2V0U2VydmljZVJlc3BvbnNlEiMKB3NlcnZpY2UYASABKAsyEi5pbnRha2UudjEuU2VydmljZSJTChNMaXN0U2VydmljZXNSZXF1ZXN0EhIKBWxpbWl0GAEgASgFSACIAQESEwoGY3Vyc29yGAIgASgJSAGIAQFCCAoGX2xpbWl0QgkKB19jdXJzb3IiYgoUTGlzdFNlcnZpY2VzUmVzcG9uc2USIAoEZGF0YRgBIAMoCzISLmludGFrZS52MS5TZXJ2aWNlEhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yItIBChRVcGRhdGVTZXJ2aWNlUmVxdWVzdBIKCgJpZBgBIAEoCRIZCgxpc19tb25pdG9yZWQYAiABKAhIAIgBARIZCgxzZXJ2aWNlX25hbWUYAyABKAlIAYgBARItCgpyYXRlX2xpbWl0GAQgASgLMhQuaW50YWtlLnYxLlJhdGVMaW1pdEgCiAEBEhgKEHJlc2V0X3JhdGVfbGltaXQYBSABKAhCDwoNX2lzX21vbml0b3JlZEIPCg1fc2VydmljZV9uYW1lQg0KC19yYXRlX2xpbWl0IjwKFVVwZGF0ZVNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiIgoURGVsZXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlU2VydmljZVJlc3BvbnNlIigKGlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgJItgBChtSb3RhdGVTaWduaW5nU2VjcmV0UmVzcG9uc2USEgoKc2VydmljZV9pZBgBIAEoCRIWCg5zaWduaW5nX3NlY3JldBgCIAEoCRIdChVzaWduaW5nX3NlY3JldF9wcmVmaXgYAyABKAkSLgoKcm90YXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wMpYEChZTZXJ2aWNlUmVnaXN0cnlTZXJ2aWNlElIKDUNyZWF0ZVNlcnZpY2USHy5pbnRha2UudjEuQ3JlYXRlU2VydmljZVJlcXVlc3QaIC5pbnRha2UudjEuQ3JlYXRlU2VydmljZVJlc3BvbnNlEkkKCkdldFNlcnZpY2USHC5pbnRha2UudjEuR2V0U2VydmljZVJlcXVlc3QaHS5pbnRha2UudjEuR2V0U2VydmljZVJlc3BvbnNlEk8KDExpc3RTZXJ2aWNlcxIeLmludGFrZS52MS5MaXN0U2VydmljZXNSZXF1ZXN0Gh8uaW50YWtlLnYxLkxpc3RTZXJ2aWNlc1Jlc3BvbnNlElIKDVVwZGF0ZVNlcnZpY2USHy5pbnRha2UudjEuVXBkYXRlU2VydmljZVJlcXVlc3QaIC5pbnRha2UudjEuVXBkYXRlU2VydmljZVJlc3BvbnNlElIKDURlbGV0ZVNlcnZpY2USHy5pbnRha2UudjEuRGVsZXRlU2VydmljZVJlcXVlc3QaIC5pbnRha2UudjEuRGVsZXRlU2VydmljZVJlc3BvbnNlEmQKE1JvdGF0ZVNpZ25pbmdTZWNyZXQSJS5pbnRha2UudjEuUm90YXRlU2lnbmluZ1NlY3JldFJlcXVlc3QaJi5pbnRha2UudjEuUm90YXRlU2lnbmluZ1NlY3JldFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChhpbnRha2UvdjEvc2VydmljZXMucHJvdG8SCWludGFrZS52MSLqAwoHU2VydmljZRIKCgJpZBgBIAEoCRIUCgxzZXJ2aWNlX25hbWUYAiABKAkSFAoMaXNfbW9uaXRvcmVkGAMgASgIEh0KFXNpZ25pbmdfc2VjcmV0X3ByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6ChFzZWNyZXRfcm90YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARItCgpyYXRlX2xpbWl0GAkgASgLMhQuaW50YWtlLnYxLlJhdGVMaW1pdEgCiAEBEjQKEHNpZ25hdHVyZV9zY2hlbWUYCiABKA4yGi5pbnRha2UudjEuU2lnbmF0dXJlU2NoZW1lQhQKEl9zZWNyZXRfcm90YXRlZF9hdEIdChtfcHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXRCDQoLX3JhdGVfbGltaXQiMgoJUmF0ZUxpbWl0Eg0KBWxpbWl0GAEgASgFEhYKDndpbmRvd19zZWNvbmRzGAIgASgFIo4BChRDcmVhdGVTZXJ2aWNlUmVxdWVzdBIUCgxzZXJ2aWNlX25hbWUYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESNAoQc2lnbmF0dXJlX3NjaGVtZRgDIAEoDjIaLmludGFrZS52MS5TaWduYXR1cmVTY2hlbWVCDwoNX2lzX21vbml0b3JlZCJUChVDcmVhdGVTZXJ2aWNlUmVzcG9uc2USIwoHc2VydmljZRgBIAEoCzISLmludGFrZS52MS5TZXJ2aWNlEhYKDnNpZ25pbmdfc2VjcmV0GAIgASgJIh8KEUdldFNlcnZpY2VSZXF1ZXN0EgoKAmlkGAEgASgJIjkKEkdldFNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiUwoTTGlzdFNlcnZpY2VzUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEhMKBmN1cnNvchgCIAEoCUgBiAEBQggKBl9saW1pdEIJCgdfY3Vyc29yImIKFExpc3RTZXJ2aWNlc1Jlc3BvbnNlEiAKBGRhdGEYASADKAsyEi5pbnRha2UudjEuU2VydmljZRIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciKiAgoUVXBkYXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESGQoMc2VydmljZV9uYW1lGAMgASgJSAGIAQESLQoKcmF0ZV9saW1pdBgEIAEoCzIULmludGFrZS52MS5SYXRlTGltaXRIAogBARIYChByZXNldF9yYXRlX2xpbWl0GAUgASgIEjkKEHNpZ25hdHVyZV9zY2hlbWUYBiABKA4yGi5pbnRha2UudjEuU2lnbmF0dXJlU2NoZW1lSAOIAQFCDwoNX2lzX21vbml0b3JlZEIPCg1fc2VydmljZV9uYW1lQg0KC19yYXRlX2xpbWl0QhMKEV9zaWduYXR1cmVfc2NoZW1lIjwKFVVwZGF0ZVNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiIgoURGVsZXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlU2VydmljZVJlc3BvbnNlIigKGlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgJItgBChtSb3RhdGVTaWduaW5nU2VjcmV0UmVzcG9uc2USEgoKc2VydmljZV9pZBgBIAEoCRIWCg5zaWduaW5nX3NlY3JldBgCIAEoCRIdChVzaWduaW5nX3NlY3JldF9wcmVmaXgYAyABKAkSLgoKcm90YXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKngKD1NpZ25hdHVyZVNjaGVtZRIgChxTSUdOQVRVUkVfU0NIRU1FX1VOU1BFQ0lGSUVEEAASGwoXU0lHTkFUVVJFX1NDSEVNRV9TVFJJUEUQARImCiJTSUdOQVRVUkVfU0NIRU1FX1NUQU5EQVJEX1dFQkhPT0tTEAIylgQKFlNlcnZpY2VSZWdpc3RyeVNlcnZpY2USUgoNQ3JlYXRlU2VydmljZRIfLmludGFrZS52MS5DcmVhdGVTZXJ2aWNlUmVxdWVzdBogLmludGFrZS52MS5DcmVhdGVTZXJ2aWNlUmVzcG9uc2USSQoKR2V0U2VydmljZRIcLmludGFrZS52MS5HZXRTZXJ2aWNlUmVxdWVzdBodLmludGFrZS52MS5HZXRTZXJ2aWNlUmVzcG9uc2USTwoMTGlzdFNlcnZpY2VzEh4uaW50YWtlLnYxLkxpc3RTZXJ2aWNlc1JlcXVlc3QaHy5pbnRha2UudjEuTGlzdFNlcnZpY2VzUmVzcG9uc2USUgoNVXBkYXRlU2VydmljZRIfLmludGFrZS52MS5VcGRhdGVTZXJ2aWNlUmVxdWVzdBogLmludGFrZS52MS5VcGRhdGVTZXJ2aWNlUmVzcG9uc2USUgoNRGVsZXRlU2VydmljZRIfLmludGFrZS52MS5EZWxldGVTZXJ2aWNlUmVxdWVzdBogLmludGFrZS52MS5EZWxldGVTZXJ2aWNlUmVzcG9uc2USZAoTUm90YXRlU2lnbmluZ1NlY3JldBIlLmludGFrZS52MS5Sb3RhdGVTaWduaW5nU2VjcmV0UmVxdWVzdBomLmludGFrZS52MS5Sb3RhdGVTaWduaW5nU2VjcmV0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * Service is the public record of a sender (never with its secret).
@@ -70,6 +70,13 @@ export type Service = Message<"intake.v1.Service"> & {
    * @generated from field: optional intake.v1.RateLimit rate_limit = 9;
    */
   rateLimit?: RateLimit | undefined;
+
+  /**
+   * How its senders sign (REST `signature_scheme`).
+   *
+   * @generated from field: intake.v1.SignatureScheme signature_scheme = 10;
+   */
+  signatureScheme: SignatureScheme;
 };
 
 /**
@@ -122,6 +129,13 @@ export type CreateServiceRequest = Message<"intake.v1.CreateServiceRequest"> & {
    * @generated from field: optional bool is_monitored = 2;
    */
   isMonitored?: boolean | undefined;
+
+  /**
+   * Defaults to SIGNATURE_SCHEME_STRIPE.
+   *
+   * @generated from field: intake.v1.SignatureScheme signature_scheme = 3;
+   */
+  signatureScheme: SignatureScheme;
 };
 
 /**
@@ -141,7 +155,8 @@ export type CreateServiceResponse = Message<"intake.v1.CreateServiceResponse"> &
   service?: Service | undefined;
 
   /**
-   * whsec_ + 43 base62, shown only in this response.
+   * Shown only in this response: whsec_ + 43 base62 (stripe), or whsec_ + the base64 of 32
+   * random bytes (standard_webhooks).
    *
    * @generated from field: string signing_secret = 2;
    */
@@ -269,6 +284,13 @@ export type UpdateServiceRequest = Message<"intake.v1.UpdateServiceRequest"> & {
    * @generated from field: bool reset_rate_limit = 5;
    */
   resetRateLimit: boolean;
+
+  /**
+   * Switches how senders sign; the secret is kept. SIGNATURE_SCHEME_UNSPECIFIED is refused.
+   *
+   * @generated from field: optional intake.v1.SignatureScheme signature_scheme = 6;
+   */
+  signatureScheme?: SignatureScheme | undefined;
 };
 
 /**
@@ -380,6 +402,40 @@ export const RotateSigningSecretResponseSchema: GenMessage<RotateSigningSecretRe
   messageDesc(file_intake_v1_services, 13);
 
 /**
+ * SignatureScheme is how a service's senders sign their events (docs/ingest.md).
+ *
+ * @generated from enum intake.v1.SignatureScheme
+ */
+export enum SignatureScheme {
+  /**
+   * Not set: `stripe` on create; never in a Service.
+   *
+   * @generated from enum value: SIGNATURE_SCHEME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Stripe's scheme: X-Service-Signature (REST `stripe`).
+   *
+   * @generated from enum value: SIGNATURE_SCHEME_STRIPE = 1;
+   */
+  STRIPE = 1,
+
+  /**
+   * Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature (REST `standard_webhooks`).
+   *
+   * @generated from enum value: SIGNATURE_SCHEME_STANDARD_WEBHOOKS = 2;
+   */
+  STANDARD_WEBHOOKS = 2,
+}
+
+/**
+ * Describes the enum intake.v1.SignatureScheme.
+ */
+export const SignatureSchemeSchema: GenEnum<SignatureScheme> = /*@__PURE__*/
+  enumDesc(file_intake_v1_services, 0);
+
+/**
  * ServiceRegistryService manages the senders of events and their signing secrets.
  *
  * @generated from service intake.v1.ServiceRegistryService
@@ -414,7 +470,7 @@ export const ServiceRegistryService: GenService<{
     output: typeof ListServicesResponseSchema;
   },
   /**
-   * UpdateService changes is_monitored and the service's own ingest rate limit; service_name is immutable.
+   * UpdateService changes is_monitored, the service's own ingest rate limit and its signature scheme; service_name is immutable.
    *
    * @generated from rpc intake.v1.ServiceRegistryService.UpdateService
    */

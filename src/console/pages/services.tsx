@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
-import type { Service } from "../../../gen/intake/v1/services_pb.ts";
+import { type Service, SignatureScheme } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
 import { Action, ErrorNotice, EventList, LiveStatus, mergeNewest, ShownOnce, Time } from "../components.tsx";
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
@@ -29,6 +29,7 @@ function useCall() {
 export function ServicesPage({ identity }: { identity: Identity | null }) {
   const [services, setServices] = useState<Service[] | null>(null);
   const [name, setName] = useState("");
+  const [scheme, setScheme] = useState<SignatureScheme>(SignatureScheme.STRIPE);
   const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
   const list = useCall();
   const create = useCall();
@@ -55,7 +56,7 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
         class="row"
         onSubmit={async (event) => {
           event.preventDefault();
-          const res = await create.run(() => api.services.createService({ serviceName: name }));
+          const res = await create.run(() => api.services.createService({ serviceName: name, signatureScheme: scheme }));
           if (res?.service) {
             setCreated({ name: res.service.serviceName, secret: res.signingSecret });
             setName("");
@@ -73,6 +74,17 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
             aria-describedby={denied ? "create-denied" : undefined}
             onInput={(e) => setName(e.currentTarget.value)}
           />
+        </label>
+        <label>
+          Senders sign with
+          <select
+            value={String(scheme)}
+            disabled={denied !== null}
+            onChange={(e) => setScheme(Number(e.currentTarget.value) as SignatureScheme)}
+          >
+            <option value={String(SignatureScheme.STRIPE)}>Stripe (X-Service-Signature)</option>
+            <option value={String(SignatureScheme.STANDARD_WEBHOOKS)}>Standard Webhooks / Svix (webhook-*)</option>
+          </select>
         </label>
         <button type="submit" class="primary" disabled={denied !== null || create.busy}>
           Create service

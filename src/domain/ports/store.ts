@@ -14,6 +14,7 @@ import type {
   FoundEvent,
   ServiceRecord,
   ServiceSummary,
+  SignatureScheme,
   TenantRecord,
   TokenRecord,
   TokenSummary,
@@ -93,6 +94,7 @@ export interface ServiceChanges {
   rateLimit?: RateLimit | null;
   /** §17: null = never; else 60..2592000, validated by the domain. */
   incidentAutoResolveSeconds?: number | null;
+  signatureScheme?: SignatureScheme;
 }
 
 /**

@@ -101,6 +101,10 @@ export const services = pgTable(
     rateLimitWindowSeconds: integer("rate_limit_window_seconds"),
     /** §17: open incidents with no alert event for this long are resolved (auto); null = never. */
     incidentAutoResolveSeconds: integer("incident_auto_resolve_seconds"),
+    /** §19: how its senders sign (docs/ingest.md). */
+    signatureScheme: text("signature_scheme", { enum: ["stripe", "standard_webhooks"] })
+      .notNull()
+      .default("stripe"),
   },
   (t) => [
     // A service's own rate limit is whole or absent (absent: the deployment's default).

@@ -1,0 +1,1 @@
+ALTER TABLE "services" ADD COLUMN "signature_scheme" text DEFAULT 'stripe' NOT NULL;
