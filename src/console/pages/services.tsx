@@ -56,7 +56,9 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
         class="row"
         onSubmit={async (event) => {
           event.preventDefault();
-          const res = await create.run(() => api.services.createService({ serviceName: name, signatureScheme: scheme }));
+          const res = await create.run(() =>
+            api.services.createService({ serviceName: name, signatureScheme: scheme }),
+          );
           if (res?.service) {
             setCreated({ name: res.service.serviceName, secret: res.signingSecret });
             setName("");
