@@ -60,6 +60,7 @@ export const SERVICE_AUDITED_FIELDS: AuditedFields<ServiceRecord> = {
     s.rateLimitLimit === null || s.rateLimitWindowSeconds === null
       ? null
       : { limit: s.rateLimitLimit, window_seconds: s.rateLimitWindowSeconds },
+  incident_auto_resolve_seconds: (s) => s.incidentAutoResolveSeconds,
   signature_scheme: (s) => s.signatureScheme,
 };
 

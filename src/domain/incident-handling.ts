@@ -21,6 +21,7 @@ import {
 import { incidentResolvedError } from "./incidents.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { FeedNotifier } from "./ports/notifier.ts";
+import { noopObserver, type Observer } from "./ports/observer.ts";
 import type { IncidentActionOutcome, IncidentQuery, Store } from "./ports/store.ts";
 import type { Clock, EventRecord, Principal } from "./types.ts";
 
@@ -61,10 +62,13 @@ export interface IncidentHandlingDeps {
    * the feed's (a lost wake-up only delays them until their next timed read).
    */
   notifier: FeedNotifier;
+  /** `intake_incident_changes_total`: a change by hand counts like one by an event or auto-resolve. */
+  observer?: Observer;
 }
 
 export function createIncidentHandling(deps: IncidentHandlingDeps) {
   const { store, audit, clock, notifier, feed } = deps;
+  const observer = deps.observer ?? noopObserver;
 
   /** The raw id of one of the caller's services; unknown, malformed or another tenant's: 404 (as the feed's filter). */
   async function serviceFilter(principal: Principal, serviceId: string | undefined): Promise<string | undefined> {
@@ -131,6 +135,7 @@ export function createIncidentHandling(deps: IncidentHandlingDeps) {
   function settle(outcome: IncidentActionOutcome, tenantId: string): IncidentRecord {
     switch (outcome.kind) {
       case "changed":
+        observer.incidentChange(outcome.incident.status === "resolved" ? "resolved" : "acknowledged");
         notifier.publish([tenantId]);
         return outcome.incident;
       case "unchanged":
