@@ -12,6 +12,7 @@ import { createTokenHasher } from "./domain/credentials.ts";
 import type { Exporter } from "./domain/export.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
+import { createIncidentHandling } from "./domain/incident-handling.ts";
 import { createIngest } from "./domain/ingest.ts";
 import { createOnboarding } from "./domain/onboarding.ts";
 import type { Cache } from "./domain/ports/cache.ts";
@@ -318,6 +319,7 @@ export function createDomain(deps: {
     });
   }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
+  const incidents = createIncidentHandling({ store, audit, clock, notifier, feed, observer });
   const autoResolve = createAutoResolver({ store, clock, logger, observer, notifier });
   const search = createEventSearch({ store, searchEnabled: config.eventSearch });
   const serviceStats = createServiceStats({ store, clock });
@@ -329,6 +331,7 @@ export function createDomain(deps: {
     ingest,
     feed,
     audit,
+    incidents,
     retention,
     autoResolve,
     signingCache,

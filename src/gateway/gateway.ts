@@ -22,6 +22,7 @@ import { errorResponse, validationIssues } from "./errors.ts";
 import { feedOperations } from "./feed.ts";
 import { healthOperations } from "./health.ts";
 import { ELYSIA_SETTINGS } from "./http.ts";
+import { incidentOperations } from "./incidents.ts";
 import { ingestOperations } from "./ingest.ts";
 import type { Operation, OperationDomain } from "./operation.ts";
 import { rootRoutes } from "./root.ts";
@@ -103,6 +104,7 @@ export function declareOperations(deps: Pick<GatewayDeps, "domain" | "limits" | 
     ...setupOperations(from),
     ...feedOperations(from),
     ...auditOperations(from),
+    ...incidentOperations(from),
   ];
 }
 

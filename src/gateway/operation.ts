@@ -11,6 +11,7 @@ import type { Static, TSchema } from "elysia";
 import type { Audit } from "../domain/audit.ts";
 import type { ErrorCode } from "../domain/errors.ts";
 import type { Feed } from "../domain/feed.ts";
+import type { IncidentHandling } from "../domain/incident-handling.ts";
 import type { Ingest } from "../domain/ingest.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { Maybe } from "../domain/maybe.ts";
@@ -48,6 +49,7 @@ export interface OperationDomain {
   ingest: Ingest;
   feed: Feed;
   audit: Audit;
+  incidents: IncidentHandling;
 }
 
 export interface OperationDeps {

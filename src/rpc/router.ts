@@ -13,6 +13,7 @@ import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { AuditService } from "../../gen/intake/v1/audit_pb.ts";
 import { EventFeedService } from "../../gen/intake/v1/feed_pb.ts";
 import { HealthService } from "../../gen/intake/v1/health_pb.ts";
+import { IncidentService } from "../../gen/intake/v1/incidents_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { SetupService } from "../../gen/intake/v1/setup_pb.ts";
@@ -35,6 +36,7 @@ export const RPC_SERVICE_NAMES = [
   SetupService.typeName,
   EventFeedService.typeName,
   AuditService.typeName,
+  IncidentService.typeName,
 ] as const;
 
 /**
@@ -118,6 +120,7 @@ export function registerServices(deps: RpcRouterDeps, protocols: Protocols): (ro
       .service(HealthService, impls.health)
       .service(SetupService, impls.setup)
       .service(AuditService, impls.audit)
+      .service(IncidentService, impls.incidents)
       // The payload rides as bytes: base64 in Connect JSON (4/3 larger), plus the signature,
       // ids and framing. The implementation still holds the payload to eventBytes itself.
       .service(IngestService, impls.ingest, {
