@@ -12,6 +12,11 @@
  *   bun bench/inproc-ab.ts --scenario tenant    # authenticated GET /v1/tenant, one at a time
  *   bun bench/inproc-ab.ts --scenario ingest    # signed 1 KiB ingest, 64 in flight (group commit)
  *
+ * What traces cost (docs/tracing.md): unset, on at ratio 1.0 and at 0.01, exporting over
+ * OTLP/HTTP protobuf to a sink in this process that discards what it is sent:
+ *
+ *   bun bench/inproc-ab.ts --scenario tenant --tracing
+ *
  * A change to a read path: two checkouts' apps (each checkout with its own `bun install`):
  *
  *   bun bench/inproc-ab.ts --a /path/to/before --b . [--path '/v1/services?limit=20'] --rounds 24 --n 5000 --warmup 30000
@@ -40,6 +45,7 @@ const { values: flags } = parseArgs({
     path: { type: "string", default: "/v1/tenant" },
     a: { type: "string" },
     b: { type: "string", default: "." },
+    tracing: { type: "boolean", default: false },
   },
 });
 const ingest = flags.scenario === "ingest";
@@ -50,16 +56,32 @@ const BASE = "http://intake.test";
 const UNSPENT = "1000000000/3600s";
 const HERE = resolve(import.meta.dir, "..");
 /** Each app: the checkout whose src/ it runs, and its extra environment. */
-const variants: Record<string, { root: string; env: Record<string, string> }> = flags.a
-  ? { [`A ${flags.a}`]: { root: resolve(flags.a), env: {} }, [`B ${flags.b}`]: { root: resolve(flags.b), env: {} } }
-  : {
-      "metrics on (default)": { root: HERE, env: {} },
-      "INTAKE_METRICS=false": { root: HERE, env: { INTAKE_METRICS: "false" } },
-      [ingest ? "INTAKE_RATE_LIMIT_INGEST unspent" : "INTAKE_RATE_LIMIT_API unspent"]: {
-        root: HERE,
-        env: ingest ? { INTAKE_RATE_LIMIT_INGEST: UNSPENT } : { INTAKE_RATE_LIMIT_API: UNSPENT },
-      },
-    };
+/** The OTLP exporter reads its endpoint from the process environment: a sink that answers every export. */
+function tracingVariants(): Record<string, { root: string; env: Record<string, string> }> {
+  const sink = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(new Uint8Array()) });
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${sink.port}`;
+  const on = { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.OTEL_EXPORTER_OTLP_ENDPOINT };
+  return {
+    "tracing unset": { root: HERE, env: {} },
+    "tracing on, ratio 1.0": { root: HERE, env: { ...on, OTEL_TRACES_SAMPLER: "parentbased_always_on" } },
+    "tracing on, ratio 0.01": {
+      root: HERE,
+      env: { ...on, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.01" },
+    },
+  };
+}
+const variants: Record<string, { root: string; env: Record<string, string> }> = flags.tracing
+  ? tracingVariants()
+  : flags.a
+    ? { [`A ${flags.a}`]: { root: resolve(flags.a), env: {} }, [`B ${flags.b}`]: { root: resolve(flags.b), env: {} } }
+    : {
+        "metrics on (default)": { root: HERE, env: {} },
+        "INTAKE_METRICS=false": { root: HERE, env: { INTAKE_METRICS: "false" } },
+        [ingest ? "INTAKE_RATE_LIMIT_INGEST unspent" : "INTAKE_RATE_LIMIT_API unspent"]: {
+          root: HERE,
+          env: ingest ? { INTAKE_RATE_LIMIT_INGEST: UNSPENT } : { INTAKE_RATE_LIMIT_API: UNSPENT },
+        },
+      };
 
 interface Driven {
   name: string;

@@ -7,10 +7,12 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type Config, ConfigError, describeStore, type KeyMaterial, rootCause } from "./config.ts";
 import { createAudit } from "./domain/audit.ts";
+import { createAutoResolver } from "./domain/auto-resolve.ts";
 import { createTokenHasher } from "./domain/credentials.ts";
 import type { Exporter } from "./domain/export.ts";
 import { createFeed } from "./domain/feed.ts";
 import { createIdGenerator } from "./domain/ids.ts";
+import { createIncidentHandling } from "./domain/incident-handling.ts";
 import { createIngest } from "./domain/ingest.ts";
 import { createOnboarding } from "./domain/onboarding.ts";
 import type { Cache } from "./domain/ports/cache.ts";
@@ -18,6 +20,7 @@ import type { FeedNotifier } from "./domain/ports/notifier.ts";
 import { noopObserver, type Observer } from "./domain/ports/observer.ts";
 import type { RateLimiter } from "./domain/ports/rate-limiter.ts";
 import type { Store } from "./domain/ports/store.ts";
+import type { Tracer } from "./domain/ports/tracer.ts";
 import { createRetentionSweeper, type RetentionTable } from "./domain/retention.ts";
 import { createSealer } from "./domain/sealing.ts";
 import { createEventSearch } from "./domain/search.ts";
@@ -171,6 +174,16 @@ async function openNotifier(config: Config, redis: RedisConnection | null, logge
 }
 
 /**
+ * Traces (SPEC §21, docs/tracing.md): OpenTelemetry is imported only when an OTLP endpoint is
+ * configured; otherwise there is no tracer and nothing of it is loaded.
+ */
+async function openTracer(config: Config): Promise<Tracer | null> {
+  if (!config.tracing) return null;
+  const { createOtelTracer } = await import("./tracing/otel.ts");
+  return createOtelTracer(config.tracing, config.version);
+}
+
+/**
  * The export to NATS JetStream (SPEC §21, docs/export.md), when INTAKE_EXPORT_NATS_URL is set:
  * the NATS client and the exporter are imported only then.
  */
@@ -213,6 +226,8 @@ export function createDomain(deps: {
   /** Feed wake-ups; in process when omitted (the CLI's commands). */
   notifier?: FeedNotifier;
   observer?: Observer;
+  /** Traces of the ingest commit (docs/tracing.md); absent when tracing is off. */
+  tracer?: Tracer | null;
 }) {
   const { store, cache, keys, config, logger, clock } = deps;
   const observer = deps.observer ?? noopObserver;
@@ -263,6 +278,7 @@ export function createDomain(deps: {
     observer: deps.observer ?? noopObserver,
     stats: statsAggregator,
     notifier,
+    tracer: deps.tracer ?? null,
   });
   const feed = createFeed({
     store,
@@ -294,7 +310,17 @@ export function createDomain(deps: {
       deleteOlderThan: (cutoff, batch) => store.events.deleteOlderThan(cutoff, batch),
     });
   }
+  if (config.incidentRetentionDays !== null) {
+    // Only resolved incidents go, by `resolved_at`; event retention never touches incidents (§17).
+    retentionTables.push({
+      name: "incidents",
+      days: config.incidentRetentionDays,
+      deleteOlderThan: (cutoff, batch) => store.incidents.deleteResolvedBefore(cutoff, batch),
+    });
+  }
   const retention = createRetentionSweeper({ tables: retentionTables, clock, logger });
+  const incidents = createIncidentHandling({ store, audit, clock, notifier, feed, observer });
+  const autoResolve = createAutoResolver({ store, clock, logger, observer, notifier });
   const search = createEventSearch({ store, searchEnabled: config.eventSearch });
   const serviceStats = createServiceStats({ store, clock });
   return {
@@ -305,7 +331,9 @@ export function createDomain(deps: {
     ingest,
     feed,
     audit,
+    incidents,
     retention,
+    autoResolve,
     signingCache,
     newId,
     search,
@@ -323,13 +351,29 @@ export async function createApp(options: AppOptions) {
   const metrics = config.metrics ? createPrometheusMetrics({ version: config.version }) : null;
   const observer = metrics?.observer ?? noopObserver;
   const requests = createRequestObserver({ observer, metrics: metrics !== null, accessLog: config.accessLog, logger });
+  const tracer = await openTracer(config);
+  const decorate = tracer ? await import("./tracing/decorate.ts") : null;
   const store = await openStore(config);
   const redis = await openRedis(config, logger);
   const { cache, serving: cacheServing } = await openCache(config, redis, logger, clock, observer);
   const rateLimiter = await openRateLimiter(config, redis, logger, clock, observer);
   const notifier = await openNotifier(config, redis, logger);
-  const domain = createDomain({ store, cache, keys, config, logger, clock, rateLimiter, observer, notifier });
+  const domain = createDomain({
+    // With tracing on, each store transaction and cache call is a child span of its request.
+    store: tracer && decorate ? decorate.tracedStore(store, tracer) : store,
+    cache: tracer && decorate ? decorate.tracedCache(cache, tracer) : cache,
+    keys,
+    config,
+    logger,
+    clock,
+    rateLimiter,
+    observer,
+    notifier,
+    tracer,
+  });
   domain.retention.start();
+  domain.autoResolve.start();
+  metrics?.readIncidentsOpenFrom(() => store.incidents.countOpen());
   domain.statsAggregator.start();
   const exporter = await openExporter(config, { store, notifier, observer, logger });
   exporter?.start();
@@ -340,7 +384,7 @@ export async function createApp(options: AppOptions) {
   );
   const impls = createRpcImpls({ ...domain, logger, version: config.version });
   const { limits } = config;
-  const rpc = { impls, admission, limits };
+  const rpc = { impls, admission, limits, tracer };
   const gateway = await createGateway({
     domain,
     admission,
@@ -353,6 +397,7 @@ export async function createApp(options: AppOptions) {
     console: config.console,
     corsOrigins: config.corsOrigins,
     metrics,
+    tracer,
   });
   /**
    * The gRPC (h2c) listener on `port` (0: an ephemeral one); serve.ts starts it on config.grpcPort.
@@ -369,6 +414,7 @@ export async function createApp(options: AppOptions) {
     closed = true;
     domain.feed.drain();
     await domain.retention.stop();
+    await domain.autoResolve.stop();
     await domain.tokens.flushLastUsed();
     // Queued events are committed (and their senders answered) before the store closes.
     await domain.ingest.close();
@@ -382,6 +428,8 @@ export async function createApp(options: AppOptions) {
     // Once, after its three users.
     await redis?.close();
     await store.close();
+    // Last: the spans of everything above are exported before the process goes.
+    await tracer?.shutdown();
   }
 
   return {

@@ -48,6 +48,11 @@ export interface Config {
   metrics: boolean;
   /** INTAKE_ACCESS_LOG: one JSON line per request. */
   accessLog: boolean;
+  /**
+   * Traces (SPEC §21, docs/tracing.md): on when OTEL_EXPORTER_OTLP_ENDPOINT or
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; null (nothing loaded) otherwise.
+   */
+  tracing: TracingConfig | null;
   /** INTAKE_LOG_LEVEL. */
   logLevel: LogLevel;
   /**
@@ -83,6 +88,11 @@ export interface Config {
   feedReaders: { perToken: number; perTenant: number };
   /** INTAKE_EVENT_RETENTION_DAYS: null keeps events forever (docs/feed.md). */
   eventRetentionDays: number | null;
+  /**
+   * INTAKE_INCIDENT_RETENTION_DAYS (1..3650): resolved incidents resolved longer ago are
+   * deleted in the background; null keeps them forever (docs/incidents.md).
+   */
+  incidentRetentionDays: number | null;
   /**
    * INTAKE_EVENT_SEARCH (default false until the index meets §18's ingest cost goal,
    * docs/search.md): true keeps §18's payload index and `q` searches it; false drops the index
@@ -331,6 +341,7 @@ export function parseConfig(env: Env): Config {
     console: consoleRaw !== "false",
     metrics: flag("INTAKE_METRICS", true),
     accessLog: flag("INTAKE_ACCESS_LOG", false),
+    tracing: tracingConfig(env, problems),
     logLevel: logLevel ?? "info",
     corsOrigins: corsOrigins(env.INTAKE_CORS_ORIGINS, problems),
     rateLimitApi: rateLimit(env, "INTAKE_RATE_LIMIT_API", problems),
@@ -347,11 +358,62 @@ export function parseConfig(env: Env): Config {
       env.INTAKE_EVENT_RETENTION_DAYS === undefined || env.INTAKE_EVENT_RETENTION_DAYS === ""
         ? null
         : integer(env, "INTAKE_EVENT_RETENTION_DAYS", 0, 1, 3650, problems),
+    incidentRetentionDays:
+      env.INTAKE_INCIDENT_RETENTION_DAYS === undefined || env.INTAKE_INCIDENT_RETENTION_DAYS === ""
+        ? null
+        : integer(env, "INTAKE_INCIDENT_RETENTION_DAYS", 0, 1, 3650, problems),
     eventSearch: flag("INTAKE_EVENT_SEARCH", false),
     exportNats: exportNats(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+export const TRACE_SAMPLERS = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+] as const;
+
+/** What the OpenTelemetry adapter is built from; the exporter reads its own variables (headers, timeout). */
+export interface TracingConfig {
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL (default http/protobuf). */
+  protocol: "http/protobuf" | "http/json";
+  /** OTEL_SERVICE_NAME (default `intake`). */
+  serviceName: string;
+  /** OTEL_TRACES_SAMPLER (default parentbased_always_on) and OTEL_TRACES_SAMPLER_ARG (a ratio, default 1). */
+  sampler: { kind: (typeof TRACE_SAMPLERS)[number]; ratio: number };
+}
+
+/** OpenTelemetry's standard variables, read only when an OTLP endpoint is set (SPEC §21). */
+function tracingConfig(env: Record<string, string | undefined>, problems: string[]): TracingConfig | null {
+  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return null;
+  const protocolVariable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+    ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+    : "OTEL_EXPORTER_OTLP_PROTOCOL";
+  const protocol = env[protocolVariable] || "http/protobuf";
+  if (protocol !== "http/protobuf" && protocol !== "http/json")
+    problems.push(`${protocolVariable} must be http/protobuf or http/json (got "${protocol}"; grpc is not offered)`);
+  const kind = env.OTEL_TRACES_SAMPLER || "parentbased_always_on";
+  const known = TRACE_SAMPLERS.find((s) => s === kind);
+  if (!known) problems.push(`OTEL_TRACES_SAMPLER must be one of ${TRACE_SAMPLERS.join(", ")} (got "${kind}")`);
+  const argRaw = env.OTEL_TRACES_SAMPLER_ARG;
+  let ratio = 1;
+  if (argRaw !== undefined && argRaw !== "") {
+    ratio = Number(argRaw);
+    if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+      problems.push(`OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got "${argRaw}")`);
+      ratio = 1;
+    }
+  }
+  return {
+    protocol: protocol === "http/json" ? "http/json" : "http/protobuf",
+    serviceName: env.OTEL_SERVICE_NAME || "intake",
+    sampler: { kind: known ?? "parentbased_always_on", ratio },
+  };
 }
 
 function readOrCreate(path: string, make: () => string): string {
@@ -439,6 +501,11 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
   { name: "INTAKE_BUILD", fallback: "unset", meaning: "appended to the health version as +<build>" },
   { name: "INTAKE_METRICS", fallback: "true", meaning: "serve GET /metrics (Prometheus text format)" },
   { name: "INTAKE_ACCESS_LOG", fallback: "false", meaning: "one JSON log line per request" },
+  {
+    name: "OTEL_EXPORTER_OTLP_ENDPOINT",
+    fallback: "unset (no traces)",
+    meaning: "OTLP/HTTP collector: traces exported (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json)",
+  },
   { name: "INTAKE_LOG_LEVEL", fallback: "info", meaning: "debug, info, warn or error" },
   {
     name: "INTAKE_RATE_LIMIT_API",

@@ -97,11 +97,20 @@ describe("parseConfig", () => {
     ["INTAKE_AUDIT_RETENTION_DAYS", "0"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "3651"],
     ["INTAKE_AUDIT_RETENTION_DAYS", "a year"],
+    ["INTAKE_INCIDENT_RETENTION_DAYS", "0"],
+    ["INTAKE_INCIDENT_RETENTION_DAYS", "3651"],
+    ["INTAKE_INCIDENT_RETENTION_DAYS", "90d"],
     ["INTAKE_FEED_READERS_PER_TOKEN", "0"],
     ["INTAKE_FEED_READERS_PER_TOKEN", "ten"],
     ["INTAKE_FEED_READERS_PER_TENANT", "0"],
     ["INTAKE_FEED_READERS_PER_TENANT", "1000001"],
   ];
+  test("INTAKE_INCIDENT_RETENTION_DAYS keeps resolved incidents unless set, and takes 1..3650", () => {
+    expect(parseConfig({}).incidentRetentionDays).toBeNull();
+    expect(parseConfig({ INTAKE_INCIDENT_RETENTION_DAYS: "" }).incidentRetentionDays).toBeNull();
+    expect(parseConfig({ INTAKE_INCIDENT_RETENTION_DAYS: "1" }).incidentRetentionDays).toBe(1);
+    expect(parseConfig({ INTAKE_INCIDENT_RETENTION_DAYS: "3650" }).incidentRetentionDays).toBe(3650);
+  });
   test("INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT are 10 / 100 unless set", () => {
     expect(parseConfig({}).feedReaders).toEqual({ perToken: 10, perTenant: 100 });
     expect(
@@ -278,6 +287,53 @@ describe("rate limits", () => {
       expect(problems[0]).toStartWith("INTAKE_RATE_LIMIT_API must be <requests>/<seconds>s");
       expect(problems[0]).toContain(`(got "${raw}")`);
     }
+  });
+});
+
+describe("traces (OTEL_*)", () => {
+  const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+
+  test("no OTLP endpoint: tracing is off, whatever the other OTEL variables say", () => {
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_TRACES_SAMPLER: "nonsense" }).tracing).toBeNull();
+  });
+
+  test("an endpoint alone: http/protobuf, service intake, parentbased_always_on", () => {
+    expect(parseConfig(endpoint).tracing).toEqual({
+      protocol: "http/protobuf",
+      serviceName: "intake",
+      sampler: { kind: "parentbased_always_on", ratio: 1 },
+    });
+    expect(parseConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/v1/traces" }).tracing).not.toBeNull();
+  });
+
+  test("the standard variables are read: protocol (traces' own first), service name, sampler and its ratio", () => {
+    const tracing = parseConfig({
+      ...endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json",
+      OTEL_SERVICE_NAME: "intake-eu",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.01",
+    }).tracing;
+    expect(tracing).toEqual({
+      protocol: "http/json",
+      serviceName: "intake-eu",
+      sampler: { kind: "parentbased_traceidratio", ratio: 0.01 },
+    });
+  });
+
+  test("grpc, an unknown sampler and a ratio outside 0..1 fail at start naming each variable", () => {
+    const problems = problemsOf({
+      ...endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "grpc",
+      OTEL_TRACES_SAMPLER: "sometimes",
+      OTEL_TRACES_SAMPLER_ARG: "2",
+    });
+    expect(problems.map((p) => p.split(" ")[0])).toEqual([
+      "OTEL_EXPORTER_OTLP_PROTOCOL",
+      "OTEL_TRACES_SAMPLER",
+      "OTEL_TRACES_SAMPLER_ARG",
+    ]);
   });
 });
 

@@ -60,6 +60,7 @@ export const SERVICE_AUDITED_FIELDS: AuditedFields<ServiceRecord> = {
     s.rateLimitLimit === null || s.rateLimitWindowSeconds === null
       ? null
       : { limit: s.rateLimitLimit, window_seconds: s.rateLimitWindowSeconds },
+  incident_auto_resolve_seconds: (s) => s.incidentAutoResolveSeconds,
   signature_scheme: (s) => s.signatureScheme,
 };
 
@@ -149,7 +150,7 @@ export function createAudit(deps: AuditDeps) {
     }
     const target = request.targetId === undefined ? undefined : parseTargetId(request.targetId);
     if (target === null) {
-      issues.push({ field: "target_id", message: "must be a tok_ or svc_ id or the tenant id" });
+      issues.push({ field: "target_id", message: "must be a tok_, svc_ or inc_ id or the tenant id" });
     }
     if (issues.length > 0) throw new DomainError("invalid_request", "The request is invalid.", issues);
     const query: AuditQuery = {

@@ -89,6 +89,29 @@ export interface FeedPage {
 
 export type StreamItem = { kind: "event"; item: FeedItem } | { kind: "keep_alive" };
 
+/** What a live stream yields: its items (an event, an incident change), and keep-alives on idle. */
+export type LiveItem<I> = I | { kind: "keep_alive" };
+
+/**
+ * What a live stream reads, past a position of the tenant's one order: the feed's events, or
+ * the incident changes (domain/incident-handling.ts). `next` is given the tenant's shared tail
+ * and whether to read for itself (draining); `item` is one row with its cursor.
+ */
+export interface LiveSource<R extends { position: number }, I> {
+  next(tail: LiveTail, scan: number, own: boolean): Promise<LiveStep<R> | null>;
+  item(row: R, position: number): I;
+}
+
+/** A live stream's read: `to` is where it has everything of its filter up to; `more`: read again at once. */
+export interface LiveStep<R> {
+  rows: R[];
+  to: number;
+  more: boolean;
+}
+
+/** The tenant's shared reads and wake-ups; a source that reads for itself ignores it. */
+export type LiveTail = TenantTail;
+
 export interface StreamOptions {
   /** The bearer token the stream was opened with, re-verified while it lasts. */
   credential: string;
@@ -120,22 +143,45 @@ export function tenantTag(tenantId: string): string {
 }
 
 const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,64}$/;
-const CURSOR_BODY = /^f1\.(\d{1,16})\.([0-9a-f]{16})$/;
+const CURSOR_BODY = /^([a-z]\d)\.(\d{1,16})\.([0-9a-f]{16})$/;
+
+/**
+ * What a position cursor is of: `f1` the feed of events, `i1` the incident change stream
+ * (docs/incidents.md). Both are positions of the tenant's one order; the kind keeps a cursor of
+ * one stream from being taken by the other (400).
+ */
+export type CursorKind = "f1" | "i1";
+
+/** A position cursor: opaque to clients, base64url of `<kind>.<position>.<tenant tag>`. */
+export function encodeStreamCursor(
+  kind: CursorKind,
+  tenantId: string,
+  position: number,
+  tag = tenantTag(tenantId),
+): string {
+  return Buffer.from(`${kind}.${position}.${tag}`, "latin1").toString("base64url");
+}
+
+/** The position of a cursor of this kind this tenant was given; 400 invalid_request for anything else. */
+export function decodeStreamCursor(kind: CursorKind, tenantId: string, cursor: string, field = "after"): number {
+  const text = CURSOR_TEXT.test(cursor) ? Buffer.from(cursor, "base64url").toString("latin1") : "";
+  const match = CURSOR_BODY.exec(text);
+  const position = match ? Number(match[2]) : Number.NaN;
+  if (!match || match[1] !== kind || !Number.isSafeInteger(position) || match[3] !== tenantTag(tenantId)) {
+    const what = kind === "f1" ? "a feed cursor" : "an incident stream cursor";
+    throw invalid(field, `is not ${what} this API returned to this tenant`);
+  }
+  return position;
+}
 
 /** The feed cursor: opaque to clients, base64url of `f1.<position>.<tenant tag>`. */
 export function encodeFeedCursor(tenantId: string, position: number, tag = tenantTag(tenantId)): string {
-  return Buffer.from(`f1.${position}.${tag}`, "latin1").toString("base64url");
+  return encodeStreamCursor("f1", tenantId, position, tag);
 }
 
-/** The position of a cursor this tenant was given; 400 invalid_request for anything else. */
+/** The position of a feed cursor this tenant was given; 400 invalid_request for anything else. */
 export function decodeFeedCursor(tenantId: string, cursor: string, field = "after"): number {
-  const text = CURSOR_TEXT.test(cursor) ? Buffer.from(cursor, "base64url").toString("latin1") : "";
-  const match = CURSOR_BODY.exec(text);
-  const position = match ? Number(match[1]) : Number.NaN;
-  if (!match || !Number.isSafeInteger(position) || match[2] !== tenantTag(tenantId)) {
-    throw invalid(field, "is not a feed cursor this API returned to this tenant");
-  }
-  return position;
+  return decodeStreamCursor("f1", tenantId, cursor, field);
 }
 
 // --- Waiting ----------------------------------------------------------------------------
@@ -553,10 +599,32 @@ export function createFeed(deps: FeedDeps) {
     request: FeedRequest,
     options: StreamOptions,
   ): Promise<AsyncGenerator<StreamItem, void, undefined>> {
-    let position = await startPosition(principal, request);
+    const position = await startPosition(principal, request);
     const serviceId = await filterOf(principal, request.serviceId);
     const { tenantId } = principal;
     const tag = tenantTag(tenantId);
+    const events: LiveSource<EventRecord, StreamItem> = {
+      next: (tail, scan, own) => nextStep(tenantId, tail, scan, serviceId, own),
+      item: (event, at) => ({ kind: "event", item: { event, cursor: encodeFeedCursor(tenantId, at, tag) } }),
+    };
+    return openLive(principal, position, serviceId, options, events);
+  }
+
+  /**
+   * A live stream over `source` from `start` (validated by the caller): the reader caps, the
+   * tenant's shared wake-ups, the end conditions (token revoked or expired, filtered service
+   * deleted, drain), keep-alives and back-pressure are the same for every stream of the
+   * tenant's one order (the feed, the incident changes).
+   */
+  async function openLive<R extends { position: number }, I>(
+    principal: Principal,
+    start: number,
+    serviceId: string | undefined,
+    options: StreamOptions,
+    source: LiveSource<R, I>,
+  ): Promise<AsyncGenerator<LiveItem<I>, void, undefined>> {
+    let position = start;
+    const { tenantId } = principal;
     const releaseSlot = admitReader(principal);
     observer.feedStreams(1);
     let released = false;
@@ -606,7 +674,7 @@ export function createFeed(deps: FeedDeps) {
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const signals = [options.signal, ended.signal, draining.signal];
 
-    async function* run(): AsyncGenerator<StreamItem, void, undefined> {
+    async function* run(): AsyncGenerator<LiveItem<I>, void, undefined> {
       const tail = tailOf(tenantId);
       const waiter = createWaiter(tail, everyone);
       try {
@@ -620,13 +688,13 @@ export function createFeed(deps: FeedDeps) {
           if (endReason) throw endReason;
           // Captured before the read: when draining, the read that comes back empty is the last.
           const drainingNow = draining.signal.aborted;
-          const step = await nextStep(tenantId, tail, scan, serviceId, drainingNow);
+          const step = await source.next(tail, scan, drainingNow);
           if (step) {
-            for (const event of step.rows) {
+            for (const row of step.rows) {
               if (options.signal?.aborted) return;
               if (endReason) throw endReason;
-              position = event.position;
-              yield { kind: "event", item: { event, cursor: encodeFeedCursor(tenantId, position, tag) } };
+              position = row.position;
+              yield source.item(row, position);
             }
             if (step.rows.length > 0) lastSent = Date.now();
             scan = Math.max(scan, step.to);
@@ -676,7 +744,7 @@ export function createFeed(deps: FeedDeps) {
     for (const wake of [...everyone]) wake();
   }
 
-  return { listFeed, getEvent, openStream, drain };
+  return { listFeed, getEvent, openStream, openLive, drain };
 }
 
 export type Feed = ReturnType<typeof createFeed>;

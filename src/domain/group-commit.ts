@@ -9,12 +9,18 @@
  * - Each submission settles with its own positional result; a rejected flush rejects exactly
  *   the submissions of that batch.
  */
+import type { CommitWait, Tracer } from "./ports/tracer.ts";
 
 export interface GroupCommitOptions<T, R> {
   maxBatch: number;
   maxDelayMs: number;
   /** Writes the batch durably; resolves with one result per item, in order. */
   flush(items: T[]): Promise<R[]>;
+  /**
+   * Traces (docs/tracing.md): each submission's wait is a span of its request, each flush a
+   * span of its own, linked both ways. Null or absent: nothing traced.
+   */
+  tracer?: Tracer | null;
 }
 
 export interface GroupCommitter<T, R> {
@@ -28,12 +34,14 @@ export interface GroupCommitter<T, R> {
 
 interface Waiter<T, R> {
   item: T;
+  wait: CommitWait | null;
   resolve(result: R): void;
   reject(error: unknown): void;
 }
 
 export function createGroupCommitter<T, R>(options: GroupCommitOptions<T, R>): GroupCommitter<T, R> {
   const { maxBatch, maxDelayMs } = options;
+  const tracer = options.tracer ?? null;
   if (!Number.isInteger(maxBatch) || maxBatch < 1) throw new Error("group commit: maxBatch must be >= 1");
   let queue: Array<Waiter<T, R>> = [];
   let inFlight: Promise<void> | null = null;
@@ -47,15 +55,26 @@ export function createGroupCommitter<T, R>(options: GroupCommitOptions<T, R>): G
   async function run(batch: Array<Waiter<T, R>>): Promise<void> {
     let results: R[];
     try {
-      results = await options.flush(batch.map((w) => w.item));
+      const items = batch.map((w) => w.item);
+      results = await (tracer
+        ? tracer.commit(
+            batch.map((w) => w.wait),
+            items.length,
+            () => options.flush(items),
+          )
+        : options.flush(items));
       if (results.length !== batch.length) {
         throw new Error(`group commit: flush returned ${results.length} results for ${batch.length} items`);
       }
     } catch (error) {
-      for (const waiter of batch) waiter.reject(error);
+      for (const waiter of batch) {
+        if (waiter.wait !== null) tracer?.endCommitWait(waiter.wait, error);
+        waiter.reject(error);
+      }
       return;
     }
     batch.forEach((waiter, i) => {
+      if (waiter.wait !== null) tracer?.endCommitWait(waiter.wait);
       waiter.resolve(results[i] as R);
     });
   }
@@ -74,7 +93,7 @@ export function createGroupCommitter<T, R>(options: GroupCommitOptions<T, R>): G
 
   function submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      queue.push({ item, resolve, reject });
+      queue.push({ item, wait: tracer ? tracer.commitWait() : null, resolve, reject });
       if (inFlight !== null) return; // the running flush picks this batch up when it settles
       if (queue.length >= maxBatch) flushNow();
       else if (timer === null) {

@@ -1,10 +1,16 @@
 /**
  * The incident change stream's cursor (SPEC §17, docs/incidents.md): the feed cursor's format
- * with its own prefix, base64url of `i1.<position>.<tenant tag>`, so a feed cursor is not taken
- * for one. The export (docs/export.md) uses it as the `Nats-Msg-Id` of an incident change.
+ * with its own kind, base64url of `i1.<position>.<tenant tag>` (domain/feed.ts
+ * `encodeStreamCursor`), so a feed cursor is not taken for one, nor one for a feed cursor. The
+ * export (docs/export.md) uses it as the `Nats-Msg-Id` of an incident change.
  */
-import { tenantTag } from "./feed.ts";
+import { decodeStreamCursor, encodeStreamCursor, tenantTag } from "./feed.ts";
 
 export function encodeIncidentCursor(tenantId: string, position: number, tag = tenantTag(tenantId)): string {
-  return Buffer.from(`i1.${position}.${tag}`, "latin1").toString("base64url");
+  return encodeStreamCursor("i1", tenantId, position, tag);
+}
+
+/** The position of an incident stream cursor this tenant was given; 400 invalid_request for anything else. */
+export function decodeIncidentCursor(tenantId: string, cursor: string, field = "after"): number {
+  return decodeStreamCursor("i1", tenantId, cursor, field);
 }

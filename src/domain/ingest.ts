@@ -11,13 +11,15 @@
 import type { Logger } from "../logger.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { createGroupCommitter } from "./group-commit.ts";
-import { parseId } from "./ids.ts";
+import { formatId, parseId } from "./ids.ts";
+import { eventType, parseAlert, streamChange } from "./incidents.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import type { FeedNotifier } from "./ports/notifier.ts";
 import { type IngestOutcome, noopObserver, type Observer, type SignatureFailureReason } from "./ports/observer.ts";
 import type { RateDecision, RateLimit, RateLimiter } from "./ports/rate-limiter.ts";
 import type { InsertEventResult, NewEvent, Store } from "./ports/store.ts";
+import type { Tracer } from "./ports/tracer.ts";
 import { RateLimitedError } from "./rate-limits.ts";
 import type { Sealer } from "./sealing.ts";
 import { type SigningMaterial, signingMaterial } from "./services.ts";
@@ -51,6 +53,8 @@ export interface IngestDeps {
   stats?: StatsRecorder;
   /** Told, right after each commit, which tenants' feeds grew (wakes feed readers). */
   notifier?: FeedNotifier;
+  /** Traces of the commit each request waits for (docs/tracing.md); absent or null: none. */
+  tracer?: Tracer | null;
   /** Group commit tuning; the defaults suit SQLite and PostgreSQL alike. */
   maxBatch?: number;
   maxDelayMs?: number;
@@ -84,6 +88,11 @@ export interface IngestResult {
   id: string;
   receivedAt: number;
   duplicate: boolean;
+  /**
+   * §17, an accepted alert event only: its dedup key and the incident it opened or changed
+   * (raw id; null when an acknowledge or resolve found no open incident). Null otherwise.
+   */
+  incident: { dedupKey: string; incidentId: string | null } | null;
 }
 
 // The same for both schemes (§19), so the answer does not tell which one a service uses.
@@ -132,7 +141,7 @@ const OUTCOMES: Partial<Record<DomainError["code"], IngestOutcome>> = {
 };
 
 /** A UTF-8 JSON object, or the 400 that says why not (exported for the bench's ingest floor). */
-export function checkPayload(payload: Uint8Array): void {
+export function checkPayload(payload: Uint8Array): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(utf8.decode(payload));
@@ -142,6 +151,7 @@ export function checkPayload(payload: Uint8Array): void {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw invalid("body", "must be a JSON object");
   }
+  return value as Record<string, unknown>;
 }
 
 type Outcome = InsertEventResult | { kind: "failed"; error: unknown };
@@ -292,7 +302,23 @@ export function createIngest(deps: IngestDeps) {
           maxBatch: deps.maxBatch ?? DEFAULT_MAX_BATCH,
           maxDelayMs: deps.maxDelayMs ?? DEFAULT_MAX_DELAY_MS,
           flush,
+          tracer: deps.tracer ?? null,
         });
+
+  /** INTAKE_INGEST_COMMIT=per_request: the event's own commit (traced as a batch of one). */
+  async function flushAlone(event: NewEvent): Promise<Outcome[]> {
+    const tracer = deps.tracer;
+    const wait = tracer ? tracer.commitWait() : null;
+    if (!tracer) return flush([event]);
+    try {
+      const outcomes = await tracer.commit([wait], 1, () => flush([event]));
+      if (wait !== null) tracer.endCommitWait(wait);
+      return outcomes;
+    } catch (error) {
+      if (wait !== null) tracer.endCommitWait(wait, error);
+      throw error;
+    }
+  }
 
   /** Turns a store failure into what the sender should see. */
   async function failure(event: NewEvent, error: unknown): Promise<never> {
@@ -305,11 +331,21 @@ export function createIngest(deps: IngestDeps) {
   }
 
   async function commit(event: NewEvent): Promise<IngestResult> {
-    const outcome = committer ? await committer.submit(event) : (await flush([event]))[0];
+    const outcome = committer ? await committer.submit(event) : (await flushAlone(event))[0];
     if (!outcome) throw new Error("ingest: the store returned no result for the event");
     if (outcome.kind === "failed") return failure(event, outcome.error);
-    if (outcome.kind === "duplicate") return { id: outcome.id, receivedAt: outcome.receivedAt, duplicate: true };
-    return { id: event.id, receivedAt: event.receivedAt, duplicate: false };
+    if (outcome.kind === "duplicate")
+      return { id: outcome.id, receivedAt: outcome.receivedAt, duplicate: true, incident: null };
+    const change = outcome.incident;
+    if (change === undefined) return { id: event.id, receivedAt: event.receivedAt, duplicate: false, incident: null };
+    const stream = streamChange(change.change);
+    if (stream !== null) observer.incidentChange(stream);
+    return {
+      id: event.id,
+      receivedAt: event.receivedAt,
+      duplicate: false,
+      incident: { dedupKey: change.dedupKey, incidentId: change.incidentId },
+    };
   }
 
   function accept(input: IngestInput, rawId: string, found: SigningMaterial | null): Promise<IngestResult> {
@@ -366,14 +402,19 @@ export function createIngest(deps: IngestDeps) {
         throw invalid("Idempotency-Key", "must equal webhook-id when both are sent");
       key = webhookId;
     }
-    checkPayload(input.payload);
+    const body = checkPayload(input.payload);
+    const id = deps.newId();
+    // §17: a broken alert event is a 400 here, before anything is stored.
+    const alert = parseAlert(body, formatId("evt", id));
     return commit({
-      id: deps.newId(),
+      id,
       tenantId: found.tenantId,
       serviceId: rawId,
       receivedAt: now,
       idempotencyKey: key,
       payload: input.payload,
+      type: eventType(body),
+      alert,
     });
   }
 

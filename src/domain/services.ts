@@ -6,6 +6,7 @@ import { type Audit, SERVICE_AUDITED_FIELDS, tokenOrigin } from "./audit.ts";
 import { generateSigningSecret, secretPrefix } from "./credentials.ts";
 import { DomainError, type FieldIssue, notFound } from "./errors.ts";
 import { parseId } from "./ids.ts";
+import { AUTO_RESOLVE_MAX_SECONDS, AUTO_RESOLVE_MIN_SECONDS } from "./incidents.ts";
 import { andThen, type Maybe } from "./maybe.ts";
 import { type CursorScope, type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
@@ -101,8 +102,21 @@ export interface ServiceUpdate {
   serviceName?: string | undefined;
   /** A limit sets the service's own; null returns it to the deployment's default; undefined leaves it. */
   rateLimit?: RateLimit | null | undefined;
+  /** §17: seconds without an alert event before an open incident auto-resolves; null = never. */
+  incidentAutoResolveSeconds?: number | null | undefined;
   /** §19: how its senders sign; the secret is kept (docs/ingest.md, "Switching schemes"). */
   signatureScheme?: string | undefined;
+}
+
+/** §17: null, or a whole number of seconds from 60 to 2592000 (30 days). */
+function checkAutoResolve(value: number | null | undefined, issues: FieldIssue[]): void {
+  if (value === undefined || value === null) return;
+  if (!Number.isInteger(value) || value < AUTO_RESOLVE_MIN_SECONDS || value > AUTO_RESOLVE_MAX_SECONDS) {
+    issues.push({
+      field: "incident_auto_resolve_seconds",
+      message: `must be null or a whole number from ${AUTO_RESOLVE_MIN_SECONDS} to ${AUTO_RESOLVE_MAX_SECONDS}`,
+    });
+  }
 }
 
 /** A known `signature_scheme`, or an issue on `field`. */
@@ -146,11 +160,17 @@ export function createServices(deps: ServiceDeps) {
   /** `requestId` (here and below): the API call's, written into the audit event. */
   async function createService(
     principal: Principal,
-    input: { serviceName: string; isMonitored?: boolean | undefined; signatureScheme?: string | undefined },
+    input: {
+      serviceName: string;
+      isMonitored?: boolean | undefined;
+      signatureScheme?: string | undefined;
+      incidentAutoResolveSeconds?: number | null | undefined;
+    },
     requestId: string | null,
   ): Promise<{ record: ServiceRecord; signingSecret: string }> {
     const issues: FieldIssue[] = [];
     const serviceName = checkName("service_name", input.serviceName, issues);
+    checkAutoResolve(input.incidentAutoResolveSeconds, issues);
     const signatureScheme = checkScheme(input.signatureScheme ?? "stripe", issues);
     throwIfIssues(issues);
     const now = clock.now();
@@ -170,7 +190,7 @@ export function createServices(deps: ServiceDeps) {
       updatedAt: now,
       rateLimitLimit: null,
       rateLimitWindowSeconds: null,
-      incidentAutoResolveSeconds: null,
+      incidentAutoResolveSeconds: input.incidentAutoResolveSeconds ?? null,
       signatureScheme,
     };
     const event = audit.record(principal.tenantId, tokenOrigin(principal, requestId), "service.create", {
@@ -261,10 +281,15 @@ export function createServices(deps: ServiceDeps) {
       throwIfIssues(issues);
       if (scheme !== current.signatureScheme) changes.signatureScheme = scheme;
     }
-    // Nothing that differs: nothing written, updated_at kept.
-    if (changes.isMonitored === undefined && changes.rateLimit === undefined && changes.signatureScheme === undefined) {
-      return current;
+    const autoResolve = update.incidentAutoResolveSeconds;
+    if (autoResolve !== undefined) {
+      const issues: FieldIssue[] = [];
+      checkAutoResolve(autoResolve, issues);
+      throwIfIssues(issues);
+      if (autoResolve !== current.incidentAutoResolveSeconds) changes.incidentAutoResolveSeconds = autoResolve;
     }
+    // Nothing that differs: nothing written, updated_at kept.
+    if (Object.keys(changes).length === 0) return current;
     const event = audit.updateRecord<ServiceRecord>(
       principal.tenantId,
       tokenOrigin(principal, requestId),

@@ -84,6 +84,10 @@ export interface EventRecord {
   payload: Uint8Array;
   /** Place in the tenant's feed (docs/feed.md). */
   position: number;
+  /** §18: the payload's top-level `type` (1..255 characters), else null. */
+  type: string | null;
+  /** §17: the incident this alert event opened or changed (raw 32 hex), else null. */
+  incidentId: string | null;
 }
 
 /** An event as §18's search returns it: with its `type` and `incident_id` columns (raw id). */

@@ -310,6 +310,8 @@ function liftMarkers(node: unknown, schemas: Record<string, unknown>): unknown {
   for (const [key, value] of Object.entries(node)) out[key] = liftMarkers(value, schemas);
   // JSON Schema's default: written out, Scalar shows a placeholder property named `additionalProperty`.
   if (out.additionalProperties === true) delete out.additionalProperties;
+  // Elysia's custom validation message (`error`), not a JSON Schema keyword.
+  if (typeof out.error === "string") delete out.error;
   const keywords = out["x-limits"];
   if (keywords && typeof keywords === "object") {
     Object.assign(out, keywords);

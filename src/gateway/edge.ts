@@ -17,7 +17,10 @@
  *                 when the client offers gzip or br (compression.ts); then `record`: the HTTP
  *                 series and the access-log line (rpc/observe.ts, shared with the gRPC port)
  *
- * (A tracing span, when there is one, opens in `begin` and closes in `finish`.)
+ * A tracing span, when tracing is on (docs/tracing.md), opens in `begin` (continuing the
+ * caller's `traceparent`), is the active span through steps 3 to 5 (`within`: the store, cache
+ * and commit spans those steps open are its children) and closes in `finish`, named by the
+ * route template. Off, the exchange's `span` stays null and each step's one check skips it.
  *
  * Each request carries its `RestExchange`, passed explicitly from step to step. Two routers
  * lead into these steps and nothing else: Elysia's routes (gateway.ts; step 4's schemas are
@@ -30,6 +33,7 @@ import { createRequestIdGenerator } from "../domain/ids.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { Maybe } from "../domain/maybe.ts";
 import type { RateDecision } from "../domain/ports/rate-limiter.ts";
+import type { Tracer, TraceSpan } from "../domain/ports/tracer.ts";
 import { RateLimitedError } from "../domain/rate-limits.ts";
 import type { Principal } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
@@ -59,6 +63,8 @@ export interface RestExchange extends Exchange {
   rate: RateDecision | null;
   /** Step 7 ran: Elysia hands an error's answer to its response hook too, and it is finished once. */
   finished: boolean;
+  /** Its server span (null: tracing is off). */
+  readonly span: TraceSpan | null;
 }
 
 /** A body route's raw bytes, buffered by Elysia's `parse` before anything judges them (`null`: over the cap). */
@@ -106,6 +112,8 @@ export interface EdgeDeps {
   limits: Limits;
   logger: Logger;
   requests: RequestObserver;
+  /** Traces (docs/tracing.md); null or absent when no OTLP endpoint is configured. */
+  tracer?: Tracer | null;
   /** INTAKE_CORS_ORIGINS' fields (cors.ts); null: none listed, no CORS header is written. */
   cors?: Cors | null;
 }
@@ -135,6 +143,7 @@ function headOnly(response: Response): Response {
 
 export function createEdge(deps: EdgeDeps) {
   const { admission, limits, logger, requests } = deps;
+  const tracer = deps.tracer ?? null;
   const cors = deps.cors ?? null;
   const newRequestId = createRequestIdGenerator();
   const bodyCap = limits.managementBodyBytes;
@@ -154,7 +163,13 @@ export function createEdge(deps: EdgeDeps) {
       bytesIn: null,
       rate: null,
       finished: false,
+      span: tracer === null ? null : openSpan(tracer, request),
     };
+  }
+
+  /** Runs `fn` under the exchange's span (the edge's steps 3 to 5, an RPC call on the main port). */
+  function within<T>(x: RestExchange, fn: () => T): T {
+    return x.span === null || tracer === null ? fn() : tracer.within(x.span, fn);
   }
 
   function admitted(x: RestExchange, principal: Principal, rate: RateDecision | null): Principal {
@@ -223,6 +238,17 @@ export function createEdge(deps: EdgeDeps) {
     raw: unknown,
     query: unknown,
   ): Maybe<Entered> {
+    if (x.span !== null) return within(x, () => enterNow(x, op, params, raw, query));
+    return enterNow(x, op, params, raw, query);
+  }
+
+  function enterNow(
+    x: RestExchange,
+    op: Operation,
+    params: Record<string, string>,
+    raw: unknown,
+    query: unknown,
+  ): Maybe<Entered> {
     const principal = admit(x, op);
     return principal instanceof Promise
       ? principal.then((p) => entered(x, op, p, params, raw, query))
@@ -239,6 +265,7 @@ export function createEdge(deps: EdgeDeps) {
     body: unknown,
   ): Maybe<Response> {
     const input: Call = { x, request: x.request, principal, params, query, body };
+    if (x.span !== null) return within(x, () => op.handle(input));
     return op.handle(input);
   }
 
@@ -286,6 +313,7 @@ export function createEdge(deps: EdgeDeps) {
     const headers = response.headers;
     // After a decision, every answer of a limited route carries its fields (docs/rate-limits.md).
     if (x.rate) setRateLimitHeaders(headers, x.rate);
+    if (x.span !== null) tracer?.endServer(x.span, x.route, response.status, x.requestId);
     // Several /v1 answers carry a token or a secret: no cache keeps any of them.
     const v1 = underV1(x.request.url);
     if (v1) headers.set("cache-control", "no-store");
@@ -326,6 +354,15 @@ export function createEdge(deps: EdgeDeps) {
   ): Response | Promise<Response> {
     const x = begin(request);
     x.route = op.path;
+    return x.span === null ? serveNow(x, op, params, query) : within(x, () => serveNow(x, op, params, query));
+  }
+
+  function serveNow(
+    x: RestExchange,
+    op: Operation,
+    params: Record<string, string>,
+    query: unknown,
+  ): Response | Promise<Response> {
     let answer: Maybe<Response>;
     try {
       const principal = admit(x, op);
@@ -379,8 +416,15 @@ export function createEdge(deps: EdgeDeps) {
     return table;
   }
 
+  /** The main port's Connect or gRPC-Web call: its span is named by the RPC method (rpc.ts). */
+  function rpcCall(x: RestExchange, service: string, method: string): void {
+    if (x.span !== null) tracer?.rpcCall(x.span, service, method);
+  }
+
   return {
     begin,
+    within,
+    rpcCall,
     enter,
     call,
     refuse,
@@ -407,6 +451,17 @@ export function exchangeOf(context: object): RestExchange {
 /** Step 1 for an Elysia request: its exchange, on its context. */
 export function attachExchange(context: object, x: RestExchange): void {
   (context as WithExchange).exchange = x;
+}
+
+/** A request's server span: the listener is plain HTTP; the Host header names where it was served. */
+function openSpan(tracer: Tracer, request: Request): TraceSpan | null {
+  const headers = request.headers;
+  return tracer.serverSpan({
+    method: request.method,
+    scheme: "http",
+    host: headers.get("host"),
+    headers: (name) => headers.get(name),
+  });
 }
 
 const SERVICE_ID = /^svc_[0-9a-f]{32}$/;

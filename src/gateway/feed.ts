@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import type { DomainError } from "../domain/errors.ts";
-import type { StreamItem } from "../domain/feed.ts";
+import type { LiveItem, StreamItem } from "../domain/feed.ts";
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT_SECONDS } from "../domain/feed.ts";
 import type { EventRecord } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
@@ -43,7 +43,7 @@ const FeedQuery = t.Object(
   { additionalProperties: true },
 );
 
-const StreamQuery = t.Object(
+export const StreamQuery = t.Object(
   { after: t.Optional(Cursor), service_id: t.Optional(ServiceId), start: t.Optional(Start) },
   { additionalProperties: true },
 );
@@ -57,9 +57,21 @@ const FeedPageSchema = t.Object(
 );
 
 /** An SSE message or comment. */
-function sse(text: string): Uint8Array {
+export function sse(text: string): Uint8Array {
   return utf8.encode(text);
 }
+
+function isKeepAlive<I>(item: LiveItem<I>): item is { kind: "keep_alive" } {
+  return (item as { kind?: unknown }).kind === "keep_alive";
+}
+
+/** The headers of every SSE answer. */
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-store",
+  // Reverse proxies (nginx) would otherwise buffer the stream.
+  "x-accel-buffering": "no",
+};
 
 /**
  * One event as an SSE message. `data:` is one line (docs/feed.md), and SSE ends a line at any
@@ -88,9 +100,9 @@ function sseEvent(cursor: string, event: EventRecord): Uint8Array {
  * `onEnd` goes to openStream: a stream that must end while nothing pulls (a reader that stopped
  * reading) is ended here at once, or its connection would stay until the reader reads again.
  */
-function sseBody(logger: Logger) {
+export function sseBody<I>(logger: Logger, message: (item: I) => Uint8Array) {
   let sink: ReadableStreamDefaultController<Uint8Array> | undefined;
-  let stream: AsyncGenerator<StreamItem, void, undefined> | undefined;
+  let stream: AsyncGenerator<LiveItem<I>, void, undefined> | undefined;
   let pulling = false;
   let closed = false;
   /** Why the stream ended, for readers that look; then the connection closes. */
@@ -110,7 +122,7 @@ function sseBody(logger: Logger) {
       finish(reason);
       void stream?.return(undefined);
     },
-    body(opened: AsyncGenerator<StreamItem, void, undefined>): ReadableStream<Uint8Array> {
+    body(opened: AsyncGenerator<LiveItem<I>, void, undefined>): ReadableStream<Uint8Array> {
       stream = opened;
       // highWaterMark 0: the next event is read only once the socket took the previous one,
       // so a slow reader holds at most one batch (docs/feed.md).
@@ -132,11 +144,11 @@ function sseBody(logger: Logger) {
                 return;
               }
               const item = next.value;
-              if (item.kind === "keep_alive") {
+              if (isKeepAlive(item)) {
                 controller.enqueue(sse(": keep-alive\n\n"));
                 return;
               }
-              controller.enqueue(sseEvent(item.item.cursor, item.item.event));
+              controller.enqueue(message(item));
             } catch (error) {
               finish(error);
               await opened.return(undefined);
@@ -240,21 +252,15 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
         const lastEventId = request.headers.get("last-event-id");
         // The stream re-verifies the caller's token while it lasts (docs/feed.md).
         const credential = bearerCredential(request.headers.get("authorization")) ?? "";
-        const body = sseBody(logger);
+        const body = sseBody(logger, (item: Exclude<StreamItem, { kind: "keep_alive" }>) =>
+          sseEvent(item.item.cursor, item.item.event),
+        );
         const stream = await feed.openStream(
           caller(call),
           { after: lastEventId ? lastEventId : query.after, serviceId: query.service_id, start: query.start },
           { credential, signal: request.signal, onEnd: body.onEnd },
         );
-        return new Response(body.body(stream), {
-          status: 200,
-          headers: {
-            "content-type": "text/event-stream; charset=utf-8",
-            "cache-control": "no-store",
-            // Reverse proxies (nginx) would otherwise buffer the stream.
-            "x-accel-buffering": "no",
-          },
-        });
+        return new Response(body.body(stream), { status: 200, headers: SSE_HEADERS });
       },
     }),
     operation({

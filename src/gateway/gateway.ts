@@ -7,6 +7,7 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { Elysia } from "elysia";
 import type { Limits } from "../domain/limits.ts";
+import type { Tracer } from "../domain/ports/tracer.ts";
 import type { Logger } from "../logger.ts";
 import type { Admission } from "../rpc/admission.ts";
 import type { RequestObserver } from "../rpc/observe.ts";
@@ -21,6 +22,7 @@ import { errorResponse, validationIssues } from "./errors.ts";
 import { feedOperations } from "./feed.ts";
 import { healthOperations } from "./health.ts";
 import { ELYSIA_SETTINGS } from "./http.ts";
+import { incidentOperations } from "./incidents.ts";
 import { ingestOperations } from "./ingest.ts";
 import type { Operation, OperationDomain } from "./operation.ts";
 import { rootRoutes } from "./root.ts";
@@ -49,6 +51,8 @@ export interface GatewayDeps {
   corsOrigins?: readonly string[];
   /** GET /metrics; null when INTAKE_METRICS=false. */
   metrics?: MetricsEndpoint | null;
+  /** Traces (docs/tracing.md); null or absent when no OTLP endpoint is configured. */
+  tracer?: Tracer | null;
 }
 
 /** The Prometheus adapter's exposition (docs/operations.md). */
@@ -100,6 +104,7 @@ export function declareOperations(deps: Pick<GatewayDeps, "domain" | "limits" | 
     ...setupOperations(from),
     ...feedOperations(from),
     ...auditOperations(from),
+    ...incidentOperations(from),
   ];
 }
 
@@ -167,7 +172,14 @@ export async function createGateway(deps: GatewayDeps) {
   const { logger } = deps;
   const operations = declareOperations(deps);
   const cors = createCors(deps.corsOrigins ?? [], corsRoutes(operations, deps.rpc));
-  const edge = createEdge({ admission: deps.admission, limits: deps.limits, logger, requests: deps.requests, cors });
+  const edge = createEdge({
+    admission: deps.admission,
+    limits: deps.limits,
+    logger,
+    requests: deps.requests,
+    cors,
+    tracer: deps.tracer ?? null,
+  });
   // Built on first use, when every route is mounted.
   let allowedMethods: ReturnType<typeof methodIndex> | null = null;
 
@@ -228,7 +240,7 @@ export async function createGateway(deps: GatewayDeps) {
     .onError(logged ? async (ctx) => await failed(ctx) : (ctx) => failed(ctx));
 
   for (const op of operations) mount(app as unknown as Elysia, edge, op);
-  if (deps.rpc) app.use(connectRoutes(deps.rpc));
+  if (deps.rpc) app.use(connectRoutes(deps.rpc, edge));
   if (deps.console) app.use(consoleRoutes());
   app.use(rootRoutes({ apiDocs: Boolean(deps.apiDocs), console: Boolean(deps.console) }));
   if (deps.metrics) app.use(metricsRoutes(deps.metrics));

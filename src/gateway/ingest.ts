@@ -27,7 +27,16 @@ const AnyJsonObject = t.Object(
 );
 
 export const IngestAccepted = t.Object(
-  { id: EventId, received_at: receivedAt },
+  {
+    id: EventId,
+    received_at: receivedAt,
+    dedup_key: t.Optional(t.String({ description: "§17, alert events only: the event's dedup key" })),
+    incident_id: t.Optional(
+      t.Union([t.String(), t.Null()], {
+        description: "§17, alert events only: the incident it opened or changed (inc_…); null when none was open",
+      }),
+    ),
+  },
   { description: "Stored durably", ...component("IngestAccepted") },
 );
 
@@ -45,6 +54,8 @@ export const EventRecordSchema = t.Object(
     service_id: ServiceId,
     received_at: receivedAt,
     idempotency_key: t.Union([t.String(), t.Null()]),
+    type: t.Union([t.String(), t.Null()], { description: "§18: the payload's top-level type (1..255 characters)" }),
+    incident_id: t.Union([t.String(), t.Null()], { description: "§17: the incident this alert event touched (inc_…)" }),
     payload: t.Object(
       {},
       { additionalProperties: true, description: "the stored body, embedded verbatim", examples: [PAYLOAD_EXAMPLE] },

@@ -11,6 +11,7 @@ import type { Static, TSchema } from "elysia";
 import type { Audit } from "../domain/audit.ts";
 import type { ErrorCode } from "../domain/errors.ts";
 import type { Feed } from "../domain/feed.ts";
+import type { IncidentHandling } from "../domain/incident-handling.ts";
 import type { Ingest } from "../domain/ingest.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { Maybe } from "../domain/maybe.ts";
@@ -48,6 +49,7 @@ export interface OperationDomain {
   ingest: Ingest;
   feed: Feed;
   audit: Audit;
+  incidents: IncidentHandling;
 }
 
 export interface OperationDeps {
@@ -65,6 +67,7 @@ export const TAGS = [
   { name: "Services", description: "Senders of events and their signing secrets" },
   { name: "Ingest", description: "Signed events from senders, and what was stored" },
   { name: "Tenant", description: "The caller's tenant" },
+  { name: "Incidents", description: "Alerts grouped per service: open, acknowledged, resolved" },
   { name: "Feed", description: "The tenant's events in order: pages, long polls, a live stream" },
   { name: "Audit log", description: "One event per successful change, newest first" },
   { name: "Setup", description: "A new tenant from a one-time setup code (the console's setup page)" },

@@ -7,14 +7,16 @@
 import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { universalServerRequestFromFetch, universalServerResponseToFetch } from "@connectrpc/connect/protocol";
 import { Elysia } from "elysia";
-import { requestIdKey } from "../rpc/context.ts";
-import { exchangeOf } from "./edge.ts";
+import { requestIdKey, traceSpanKey } from "../rpc/context.ts";
+import { type Edge, exchangeOf } from "./edge.ts";
 import { ELYSIA_SETTINGS } from "./http.ts";
 
 /** `router` must have plain gRPC disabled: Bun.serve's HTTP/2 drops trailers. */
-export function connectRoutes(router: ConnectRouter) {
+export function connectRoutes(router: ConnectRouter, edge: Edge) {
   const app = new Elysia({ ...ELYSIA_SETTINGS, name: "rpc" });
   for (const handler of router.handlers) {
+    const service = handler.service.typeName;
+    const method = handler.method.name;
     app.post(
       handler.requestPath,
       async (context) => {
@@ -26,7 +28,11 @@ export function connectRoutes(router: ConnectRouter) {
         const values = createContextValues().set(requestIdKey, x.requestId);
         x.values = values;
         universal.contextValues = values;
-        return universalServerResponseToFetch(await handler(universal));
+        if (x.span === null) return universalServerResponseToFetch(await handler(universal));
+        // Its span is named by the RPC method; the gate's lookups and the call are its children.
+        edge.rpcCall(x, service, method);
+        values.set(traceSpanKey, x.span);
+        return universalServerResponseToFetch(await edge.within(x, () => handler(universal)));
       },
       // The handler reads the body itself, bounded by the router's readMaxBytes; hidden from
       // the OpenAPI document, which describes the REST surface (docs/rpc.md covers these).

@@ -128,6 +128,9 @@ export const ServiceRecordSchema = t.Object(
     rate_limit: t.Union([RateLimitSchema, t.Null()], {
       description: "the service's own ingest rate limit; null: the deployment's default (INTAKE_RATE_LIMIT_INGEST)",
     }),
+    incident_auto_resolve_seconds: t.Union([t.Integer(), t.Null()], {
+      description: "§17: open incidents with no alert event for this long are resolved (auto); null: never",
+    }),
     signature_scheme: signatureScheme(),
   },
   component("Service"),
@@ -146,10 +149,18 @@ export const CreatedService = t.Composite(
   component("CreatedService"),
 );
 
+/** §17; the domain checks the range (domain/services.ts), so REST and RPC say the same. */
+const AutoResolveSeconds = t.Union([t.Number(), t.Null()], {
+  description:
+    "§17: seconds without an alert event before an open incident is resolved (auto), 60..2592000; null: never",
+  error: "must be null or a whole number from 60 to 2592000",
+});
+
 export const CreateServiceBody = t.Object(
   {
     service_name: name,
     is_monitored: t.Optional(t.Boolean({ default: true })),
+    incident_auto_resolve_seconds: t.Optional(AutoResolveSeconds),
     signature_scheme: t.Optional(signatureScheme({ default: "stripe" })),
   },
   { additionalProperties: false, examples: [{ service_name: "billing" }], ...component("CreateServiceRequest") },
@@ -171,6 +182,7 @@ export const UpdateServiceBody = t.Object(
       }),
     ),
     service_name: t.Optional(t.Unknown({ description: "immutable: naming it is 400 service_name_immutable" })),
+    incident_auto_resolve_seconds: t.Optional(AutoResolveSeconds),
   },
   { additionalProperties: false, examples: [{ is_monitored: false }], ...component("UpdateServiceRequest") },
 );

@@ -53,6 +53,7 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
           {
             serviceName: call.body.service_name,
             isMonitored: call.body.is_monitored,
+            incidentAutoResolveSeconds: call.body.incident_auto_resolve_seconds,
             signatureScheme: call.body.signature_scheme,
           },
           call.x.requestId,
@@ -117,6 +118,7 @@ export function serviceOperations({ domain }: OperationDeps): Operation[] {
           call.params.id,
           {
             isMonitored: body.is_monitored,
+            incidentAutoResolveSeconds: body.incident_auto_resolve_seconds,
             signatureScheme: body.signature_scheme,
             rateLimit:
               limit === undefined || limit === null

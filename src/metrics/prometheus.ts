@@ -12,6 +12,7 @@
  */
 import { readdirSync } from "node:fs";
 import { Counter, Gauge, type Metric, Registry } from "prom-client";
+import { SEVERITIES, type Severity, STREAM_CHANGES } from "../domain/incident-types.ts";
 import type {
   CacheLookupResult,
   IngestOutcome,
@@ -225,6 +226,8 @@ function processMetrics(registry: Registry): void {
 export interface PrometheusMetrics {
   /** What the domain and the edges report to. */
   readonly observer: Observer;
+  /** Where `intake_incidents_open{severity}` is read from at each scrape (the store's countOpen). */
+  readIncidentsOpenFrom(read: () => Promise<Record<Severity, number>>): void;
   /** The Content-Type of the exposition (text format 0.0.4). */
   readonly contentType: string;
   /** The text exposition of every series, for GET /metrics. */
@@ -268,7 +271,12 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
     "intake_rate_limiter_fallback_total",
     "Rate-limit decisions taken in process because the shared limiter (Redis) was unreachable, by policy.",
   );
+  const incidentChanges = new CellCounter(
+    "intake_incident_changes_total",
+    "Committed incident changes (opened, acknowledged, resolved, severity_raised), by change.",
+  );
   for (const metric of [
+    incidentChanges,
     requests,
     durations,
     ingestEvents,
@@ -308,6 +316,22 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
   const reasonCells = closedSet(signatureFailures, "reason", SIGNATURE_FAILURES);
   const limitedCells = closedSet(rateLimited, "policy", POLICIES);
   const fallbackCells = closedSet(limiterFallback, "policy", POLICIES);
+  const changeCells = closedSet(incidentChanges, "change", STREAM_CHANGES);
+  // Read from the store at scrape time (deployment-wide); set once the store is open.
+  let readOpenIncidents: (() => Promise<Record<Severity, number>>) | null = null;
+  new Gauge({
+    name: "intake_incidents_open",
+    help: "Open (triggered or acknowledged) incidents across the deployment, by severity, read at scrape time.",
+    labelNames: ["severity"],
+    registers: [registry],
+    async collect() {
+      if (readOpenIncidents === null) return;
+      // A store that cannot answer leaves the last values: the scrape itself still succeeds.
+      const counts = await readOpenIncidents().catch(() => null);
+      if (counts === null) return;
+      for (const severity of SEVERITIES) this.set({ severity }, counts[severity]);
+    },
+  });
   const publishedCells = closedSet(exportPublished, "result", ["stored", "duplicate"] as const);
   const batchCell = batchSize.cell({});
   const commitCell = commitSeconds.cell({});
@@ -398,6 +422,10 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
       const cell = fallbackCells.get(policy);
       if (cell) cell.value += 1;
     },
+    incidentChange(change) {
+      const cell = changeCells.get(change);
+      if (cell) cell.value += 1;
+    },
     exportPublished(result) {
       const cell = publishedCells.get(result);
       if (cell) cell.value += 1;
@@ -409,6 +437,9 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
 
   return {
     observer,
+    readIncidentsOpenFrom(read) {
+      readOpenIncidents = read;
+    },
     contentType: registry.contentType,
     exposition: () => registry.metrics(),
   };

@@ -1,5 +1,6 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { SignatureFailureReason } from "../domain/ports/observer.ts";
+import type { TraceSpan } from "../domain/ports/tracer.ts";
 import type { Principal } from "../domain/types.ts";
 import { connectErrorFor } from "./errors.ts";
 
@@ -38,3 +39,15 @@ export const ingestServiceKey = createContextKey<string | undefined>(undefined, 
 export function requestIdOf(context: CallContext): string | null {
   return context.values.get(requestIdKey) ?? null;
 }
+
+/** The call's server span, opened by its listener when tracing is on (rpc/tracing.ts). */
+export const traceSpanKey = createContextKey<TraceSpan | undefined>(undefined, { description: "server span" });
+
+/**
+ * Set by a listener that can tear a call down: a stream that must end (token revoked or
+ * expired, service deleted) calls it, and unless the call's end was flushed within a short
+ * grace (a reader that stopped reading cannot take it), the listener resets the call.
+ */
+export const streamEndKey = createContextKey<(() => void) | undefined>(undefined, {
+  description: "tear a stalled stream down",
+});

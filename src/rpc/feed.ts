@@ -13,11 +13,11 @@ import {
   type StreamFeedResponse,
   StreamFeedResponseSchema,
 } from "../../gen/intake/v1/feed_pb.ts";
-import type { Feed, FeedPage, StreamItem } from "../domain/feed.ts";
+import type { Feed, FeedPage, LiveItem, StreamItem, StreamOptions } from "../domain/feed.ts";
 import type { Logger } from "../logger.ts";
 import { eventMessage } from "../shapes/events.ts";
 import { bearerCredential } from "./admission.ts";
-import { type CallContext, principalOf } from "./context.ts";
+import { type CallContext, principalOf, streamEndKey } from "./context.ts";
 import { connectErrorFor, toConnectError } from "./errors.ts";
 import { rpcMethod } from "./method.ts";
 
@@ -30,33 +30,51 @@ function startOf(start: FeedStart): string | undefined {
   return undefined;
 }
 
+type EventItem = Exclude<StreamItem, { kind: "keep_alive" }>;
+
+/**
+ * A server-streaming call over a live stream of the domain (the feed's, the incident
+ * changes'): opened with the caller's token (re-verified while it lasts) and the call's end;
+ * whatever ends it, before or after the first message, leaves as a ConnectError with the REST code.
+ */
+export async function openLiveCall<I>(
+  ctx: StreamContext,
+  logger: Logger,
+  open: (options: StreamOptions) => Promise<AsyncGenerator<LiveItem<I>, void, undefined>>,
+): Promise<AsyncIterable<LiveItem<I>>> {
+  try {
+    const credential = bearerCredential(ctx.requestHeader.get("authorization"));
+    if (credential === null) throw connectErrorFor("missing_credentials", "This call needs a bearer token.");
+    // A reader that stopped reading cannot take the ending error: its listener tears the call down.
+    const stream = await open({ credential, signal: ctx.signal, onEnd: ctx.values.get(streamEndKey) });
+    return {
+      async *[Symbol.asyncIterator]() {
+        try {
+          yield* stream;
+        } catch (error) {
+          throw toConnectError(error, logger);
+        } finally {
+          await stream.return(undefined);
+        }
+      },
+    };
+  } catch (error) {
+    throw toConnectError(error, logger);
+  }
+}
+
 export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
   const { feed, logger } = deps;
 
   /** Validates and opens; the iterator throws a ConnectError when the stream must end. */
-  async function openStream(req: StreamFeedRequest, ctx: StreamContext): Promise<AsyncIterable<StreamItem>> {
-    try {
-      const credential = bearerCredential(ctx.requestHeader.get("authorization"));
-      if (credential === null) throw connectErrorFor("missing_credentials", "This call needs a bearer token.");
-      const stream = await feed.openStream(
+  function openStream(req: StreamFeedRequest, ctx: StreamContext): Promise<AsyncIterable<LiveItem<EventItem>>> {
+    return openLiveCall(ctx, logger, (options) =>
+      feed.openStream(
         principalOf(ctx),
         { after: req.after, serviceId: req.serviceId, start: startOf(req.start) },
-        { credential, signal: ctx.signal },
-      );
-      return {
-        async *[Symbol.asyncIterator]() {
-          try {
-            yield* stream;
-          } catch (error) {
-            throw toConnectError(error, logger);
-          } finally {
-            await stream.return(undefined);
-          }
-        },
-      };
-    } catch (error) {
-      throw toConnectError(error, logger);
-    }
+        options,
+      ),
+    );
   }
 
   /**

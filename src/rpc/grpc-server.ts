@@ -14,13 +14,21 @@ import type { AddressInfo } from "node:net";
 import { type ContextValues, createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.ts";
+import type { Tracer, TraceSpan } from "../domain/ports/tracer.ts";
 import type { Logger } from "../logger.ts";
-import { requestIdKey } from "./context.ts";
+import { requestIdKey, streamEndKey, traceSpanKey } from "./context.ts";
 import { createGrpcHealth } from "./grpc-health.ts";
 import { createGrpcReflection, REFLECTION_SERVICES } from "./grpc-reflection.ts";
 import type { Exchange, RequestObserver } from "./observe.ts";
 import { POLICY } from "./policy.ts";
 import { RPC_SERVICE_NAMES, type RpcRouterDeps, registerServices, rpcRouterOptions } from "./router.ts";
+
+/**
+ * How long a stream that must end has to flush its ending status before its HTTP/2 stream is
+ * reset: a reader that stopped reading never takes it, and SPEC §10 closes the stream within a
+ * second of a revoke, of which the end-condition check takes up to its own interval.
+ */
+export const STALLED_END_GRACE_MS = 300;
 
 /**
  * `grpc-message` in the gRPC spec's own percent-encoding: only bytes outside printable ASCII,
@@ -72,6 +80,25 @@ const RPC_PATHS = new Set(Object.keys(POLICY).map((method) => `/${method}`));
 /** The services behind those paths, to tell an unknown method from an unknown service. */
 const RPC_SERVICES = new Set(Object.keys(POLICY).map((method) => method.split("/")[0]));
 
+function headerValue(value: string | string[] | undefined): string | null {
+  return value === undefined ? null : Array.isArray(value) ? (value[0] ?? null) : value;
+}
+
+/** A call's server span, continuing the caller's `traceparent`; an intake.v1 path names it by its RPC method. */
+function openGrpcSpan(tracer: Tracer, req: Http2ServerRequest, path: string, values: ContextValues): TraceSpan | null {
+  const span = tracer.serverSpan({
+    method: req.method,
+    scheme: "http",
+    host: headerValue(req.headers[":authority"]) ?? headerValue(req.headers.host),
+    headers: (name) => headerValue(req.headers[name]),
+  });
+  if (span === null) return null;
+  const [, service, method] = /^\/([^/]+)\/([^/]+)$/.exec(path) ?? [];
+  if (RPC_PATHS.has(path) && service !== undefined && method !== undefined) tracer.rpcCall(span, service, method);
+  values.set(traceSpanKey, span);
+  return span;
+}
+
 /**
  * A path no handler serves. A gRPC or gRPC-Web caller gets the gRPC answer for it, status 12
  * UNIMPLEMENTED in HTTP 200's trailers (grpc-go's wording), rather than a bare 404 that
@@ -117,14 +144,26 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
   const protocols = { grpc: true };
   const health = createGrpcHealth(RPC_SERVICE_NAMES);
   const seen = options.requests?.timed ? options.requests : null;
+  const tracer = deps.tracer ?? null;
   // Each call's context values, made with its exchange below, for the gate and the implementations
   // to note on (the principal, an ingest's service and 401 reason) and the access log to read.
   const callValues = new WeakMap<object, ContextValues>();
   const handler = connectNodeAdapter({
-    ...rpcRouterOptions(deps.admission, deps.limits, protocols),
+    ...rpcRouterOptions(deps.admission, deps.limits, protocols, tracer),
     // The values the gate and the implementations note on (the principal, an ingest's service
     // and 401 reason), made per request below so the access log can read them afterwards.
-    contextValues: (req) => callValues.get(req) ?? createContextValues(),
+    contextValues: (req) => {
+      const values = callValues.get(req) ?? createContextValues();
+      const stream = (req as Http2ServerRequest).stream;
+      // A feed stream that must end: unless its status went out within the grace (its
+      // reader stopped reading), RST_STREAM(CANCEL) closes it whatever the reader does.
+      values.set(streamEndKey, () => {
+        setTimeout(() => {
+          if (!stream.closed && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+        }, STALLED_END_GRACE_MS).unref();
+      });
+      return values;
+    },
     routes: (router) => {
       registerServices(deps, protocols)(router);
       router.service(Health, health.impl);
@@ -146,11 +185,12 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
     req.stream.once("finish", () => {
       if (!req.complete && !req.stream.closed) req.stream.close(constants.NGHTTP2_NO_ERROR);
     });
-    if (seen) {
-      const path = req.url.split("?")[0] ?? "";
+    const path = req.url.split("?")[0] ?? "";
+    const values = seen || tracer ? createContextValues() : null;
+    if (values) callValues.set(req, values);
+    const span = tracer && values ? openGrpcSpan(tracer, req, path, values) : null;
+    if (seen && values) {
       const declared = Number(req.headers["content-length"]);
-      const values = createContextValues();
-      callValues.set(req, values);
       const x: Exchange = {
         method: req.method,
         started: performance.now(),
@@ -174,9 +214,18 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
     res.addTrailers = (trailers) => {
       const message = trailers["grpc-message"];
       if (typeof message === "string") trailers["grpc-message"] = canonicalGrpcMessage(message);
+      const status = Number(trailers["grpc-status"]);
+      if (span && tracer && Number.isInteger(status)) tracer.rpcStatus(span, status);
       addTrailers(trailers);
     };
-    handler(req, res);
+    if (span && tracer && values) {
+      res.once("close", () => {
+        const route = RPC_PATHS.has(path) ? path : "unmatched";
+        tracer.endServer(span, route, res.statusCode, values.get(requestIdKey) ?? null);
+      });
+      // The gate's lookups and the call run under the call's span.
+      tracer.within(span, () => handler(req, res));
+    } else handler(req, res);
   });
   const sessions = new Set<Http2Session>();
   server.on("session", (session: Http2Session) => {

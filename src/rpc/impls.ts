@@ -8,6 +8,7 @@
 
 import type { Audit } from "../domain/audit.ts";
 import type { Feed } from "../domain/feed.ts";
+import type { IncidentHandling } from "../domain/incident-handling.ts";
 import type { Ingest } from "../domain/ingest.ts";
 import type { Onboarding } from "../domain/onboarding.ts";
 import type { Services } from "../domain/services.ts";
@@ -18,6 +19,7 @@ import { createApiTokenServiceImpl } from "./api-tokens.ts";
 import { createAuditImpl } from "./audit.ts";
 import { createFeedImpl } from "./feed.ts";
 import { createHealthImpl } from "./health.ts";
+import { createIncidentImpl } from "./incidents.ts";
 import { createIngestImpl } from "./ingest.ts";
 import { createServiceRegistryImpl } from "./services.ts";
 import { createSetupImpl } from "./setup.ts";
@@ -31,6 +33,7 @@ export interface RpcImplsDeps {
   ingest: Ingest;
   feed: Feed;
   audit: Audit;
+  incidents: IncidentHandling;
   logger: Logger;
   /** The deployed version the health probe reports. */
   version: string;
@@ -49,6 +52,7 @@ export function createRpcImpls(deps: RpcImplsDeps) {
     /** ListFeed and StreamFeed. */
     feed: createFeedImpl({ feed: deps.feed, logger }),
     audit: createAuditImpl({ audit: deps.audit, logger }),
+    incidents: createIncidentImpl({ incidents: deps.incidents, logger }),
   };
 }
 

@@ -37,6 +37,13 @@ export const POLICY = {
   "intake.v1.SetupService/RedeemSetupCode": open,
   // Owner or admin in role_based mode; any token in flat mode (docs/api.md, "Audit log").
   "intake.v1.AuditService/ListAuditEvents": adminRead,
+  // By hand: read_write, any role (SPEC §17).
+  "intake.v1.IncidentService/ListIncidents": read,
+  "intake.v1.IncidentService/GetIncident": read,
+  "intake.v1.IncidentService/ListIncidentEvents": read,
+  "intake.v1.IncidentService/AcknowledgeIncident": write,
+  "intake.v1.IncidentService/ResolveIncident": write,
+  "intake.v1.IncidentService/StreamIncidentChanges": read,
   // The standard gRPC health protocol on the h2c listener: probes carry no credentials.
   "grpc.health.v1.Health/Check": open,
   "grpc.health.v1.Health/Watch": open,

@@ -13,15 +13,18 @@ import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { AuditService } from "../../gen/intake/v1/audit_pb.ts";
 import { EventFeedService } from "../../gen/intake/v1/feed_pb.ts";
 import { HealthService } from "../../gen/intake/v1/health_pb.ts";
+import { IncidentService } from "../../gen/intake/v1/incidents_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { SetupService } from "../../gen/intake/v1/setup_pb.ts";
 import { TenantService } from "../../gen/intake/v1/tenant_pb.ts";
 import { createRequestIdGenerator } from "../domain/ids.ts";
 import type { Limits } from "../domain/limits.ts";
+import type { Tracer } from "../domain/ports/tracer.ts";
 import type { Admission } from "./admission.ts";
 import { requestIdKey } from "./context.ts";
 import type { RpcImpls } from "./impls.ts";
+import { tracingInterceptor } from "./tracing.ts";
 
 /** The intake.v1 services, by their fully-qualified names (what grpc.health.v1 Check accepts). */
 export const RPC_SERVICE_NAMES = [
@@ -33,6 +36,7 @@ export const RPC_SERVICE_NAMES = [
   SetupService.typeName,
   EventFeedService.typeName,
   AuditService.typeName,
+  IncidentService.typeName,
 ] as const;
 
 /**
@@ -57,6 +61,8 @@ export interface RpcRouterDeps {
   admission: Admission;
   /** Management messages are held to the REST body limit; an Ingest message to the event limit. */
   limits: Limits;
+  /** Traces (docs/tracing.md): the interceptor naming each call's span; null or absent when off. */
+  tracer?: Tracer | null;
 }
 
 /**
@@ -76,7 +82,12 @@ function requestIdStamp(): (context: HandlerContext) => void {
   };
 }
 
-export function rpcRouterOptions(admission: Admission, limits: Limits, protocols: Protocols): ConnectRouterOptions {
+export function rpcRouterOptions(
+  admission: Admission,
+  limits: Limits,
+  protocols: Protocols,
+  tracer: Tracer | null = null,
+): ConnectRouterOptions {
   const stamp = requestIdStamp();
   return {
     grpc: protocols.grpc,
@@ -90,7 +101,8 @@ export function rpcRouterOptions(admission: Admission, limits: Limits, protocols
       stamp(context);
       return admission.gate(context);
     },
-    interceptors: [admission.interceptor],
+    // Tracing outermost: admission's own lookups run under the call's span.
+    interceptors: tracer ? [tracingInterceptor(tracer), admission.interceptor] : [admission.interceptor],
   };
 }
 
@@ -108,6 +120,7 @@ export function registerServices(deps: RpcRouterDeps, protocols: Protocols): (ro
       .service(HealthService, impls.health)
       .service(SetupService, impls.setup)
       .service(AuditService, impls.audit)
+      .service(IncidentService, impls.incidents)
       // The payload rides as bytes: base64 in Connect JSON (4/3 larger), plus the signature,
       // ids and framing. The implementation still holds the payload to eventBytes itself.
       .service(IngestService, impls.ingest, {
@@ -119,7 +132,7 @@ export function registerServices(deps: RpcRouterDeps, protocols: Protocols): (ro
 }
 
 export function createRpcRouter(deps: RpcRouterDeps, protocols: Protocols): ConnectRouter {
-  const router = createConnectRouter(rpcRouterOptions(deps.admission, deps.limits, protocols));
+  const router = createConnectRouter(rpcRouterOptions(deps.admission, deps.limits, protocols, deps.tracer ?? null));
   registerServices(deps, protocols)(router);
   return router;
 }

@@ -48,6 +48,7 @@ export function createServiceRegistryImpl(deps: {
         {
           serviceName: req.serviceName,
           isMonitored: req.isMonitored,
+          incidentAutoResolveSeconds: req.incidentAutoResolveSeconds,
           signatureScheme: schemeOfMessage(req.signatureScheme, "default"),
         },
         requestIdOf(ctx),
@@ -65,12 +66,19 @@ export function createServiceRegistryImpl(deps: {
       if (req.resetRateLimit && req.rateLimit) {
         throw invalid("rate_limit", "set rate_limit or reset_rate_limit, not both");
       }
+      if (req.resetIncidentAutoResolveSeconds && req.incidentAutoResolveSeconds !== undefined) {
+        throw invalid(
+          "incident_auto_resolve_seconds",
+          "set incident_auto_resolve_seconds or reset_incident_auto_resolve_seconds, not both",
+        );
+      }
       const record = await services.updateService(
         principalOf(ctx),
         req.id,
         {
           isMonitored: req.isMonitored,
           serviceName: req.serviceName,
+          incidentAutoResolveSeconds: req.resetIncidentAutoResolveSeconds ? null : req.incidentAutoResolveSeconds,
           signatureScheme: schemeOfMessage(req.signatureScheme, "refused"),
           rateLimit: req.resetRateLimit
             ? null

@@ -26,7 +26,8 @@ export function eventsJson(prefix: string, events: readonly EventRecord[], suffi
     const e = events[i] as EventRecord;
     const head =
       `{"id":"${formatId("evt", e.id)}","service_id":"${formatId("svc", e.serviceId)}",` +
-      `"received_at":"${isoOfMs(e.receivedAt)}","idempotency_key":${JSON.stringify(e.idempotencyKey)},"payload":`;
+      `"received_at":"${isoOfMs(e.receivedAt)}","idempotency_key":${JSON.stringify(e.idempotencyKey)},` +
+      `"type":${JSON.stringify(e.type)},"incident_id":${e.incidentId === null ? "null" : `"${formatId("inc", e.incidentId)}"`},"payload":`;
     heads[i] = head;
     total += Buffer.byteLength(head) + e.payload.byteLength + 1;
   }
@@ -58,6 +59,8 @@ export function eventMessage(record: EventRecord): Event {
     receivedAt: ts(record.receivedAt),
     idempotencyKey: record.idempotencyKey ?? undefined,
     payload: record.payload,
+    type: record.type ?? undefined,
+    incidentId: record.incidentId === null ? undefined : formatId("inc", record.incidentId),
   };
   return message;
 }
@@ -68,12 +71,19 @@ export interface IngestAnswer {
   id: string;
   receivedAt: number;
   duplicate: boolean;
+  /** §17, an accepted alert event only: its dedup key and incident (raw id; null: none was open). */
+  incident?: { dedupKey: string; incidentId: string | null } | null;
 }
 
 export function ingestJson(result: IngestAnswer) {
   const id = formatId("evt", result.id);
   const receivedAt = isoOfMs(result.receivedAt);
-  return result.duplicate ? { id, received_at: receivedAt, duplicate: true } : { id, received_at: receivedAt };
+  if (result.duplicate) return { id, received_at: receivedAt, duplicate: true };
+  const incident = result.incident;
+  if (!incident) return { id, received_at: receivedAt };
+  // §17: an alert event's 202 names its key and incident (null: nothing was open). Plain events: unchanged.
+  const incidentId = incident.incidentId === null ? null : formatId("inc", incident.incidentId);
+  return { id, received_at: receivedAt, dedup_key: incident.dedupKey, incident_id: incidentId };
 }
 
 export function ingestResponseMessage(result: IngestAnswer): IngestResponse {
@@ -82,6 +92,8 @@ export function ingestResponseMessage(result: IngestAnswer): IngestResponse {
     id: formatId("evt", result.id),
     receivedAt: ts(result.receivedAt),
     duplicate: result.duplicate,
+    dedupKey: result.incident?.dedupKey,
+    incidentId: result.incident?.incidentId == null ? undefined : formatId("inc", result.incident.incidentId),
   };
   return message;
 }

@@ -19,6 +19,7 @@ export function serviceJson(record: ServiceSummary) {
       record.rateLimitLimit === null || record.rateLimitWindowSeconds === null
         ? null
         : { limit: record.rateLimitLimit, window_seconds: record.rateLimitWindowSeconds },
+    incident_auto_resolve_seconds: record.incidentAutoResolveSeconds,
     // A list held by an older version's cache has no scheme: every service then was `stripe`.
     signature_scheme: record.signatureScheme ?? "stripe",
   };
@@ -65,6 +66,7 @@ export function serviceMessage(record: ServiceSummary): Service {
             limit: record.rateLimitLimit,
             windowSeconds: record.rateLimitWindowSeconds,
           },
+    incidentAutoResolveSeconds: record.incidentAutoResolveSeconds ?? undefined,
     signatureScheme: SCHEME_MESSAGES[record.signatureScheme ?? "stripe"],
   };
   return message;

@@ -15,7 +15,7 @@ import { changeRecord } from "./incident-rows.ts";
 
 /** The event columns in EventRecord's order (as event-reads.ts selects them). */
 export const EXPORT_EVENTS_SELECT =
-  "SELECT id, tenant_id, service_id, received_at, idempotency_key, payload, position FROM events";
+  "SELECT id, tenant_id, service_id, received_at, idempotency_key, payload, position, type, incident_id FROM events";
 
 /** `position, change, incident, tenant_id` rows. */
 export const EXPORT_CHANGES_SELECT = "SELECT position, change, incident, tenant_id FROM incident_changes";

@@ -44,7 +44,7 @@ describe("accepted events", () => {
     const service = await world.createService("billing");
     const first = await world.ingest(service, '{"try":1}', { idempotencyKey: "order-42" });
     const again = await world.ingest(service, '{"try":2}', { idempotencyKey: "order-42" });
-    expect(again).toEqual({ id: first.id, receivedAt: first.receivedAt, duplicate: true });
+    expect(again).toEqual({ id: first.id, receivedAt: first.receivedAt, duplicate: true, incident: null });
     const page = await world.domain.ingest.listEvents(world.owner, service.id, {});
     expect(page.items.map((e) => [e.idempotencyKey, text(e.payload)])).toEqual([["order-42", '{"try":1}']]);
   });

@@ -44,6 +44,7 @@ const SERVICES = [
   "intake.v1.AuditService",
   "intake.v1.EventFeedService",
   "intake.v1.HealthService",
+  "intake.v1.IncidentService",
   "intake.v1.IngestService",
   "intake.v1.ServiceRegistryService",
   "intake.v1.SetupService",

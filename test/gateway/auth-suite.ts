@@ -12,6 +12,7 @@ import type { OperationDomain } from "../../src/gateway/operation.ts";
 import { silentLogger } from "../../src/logger.ts";
 import { POLICY } from "../../src/rpc/policy.ts";
 import { createWorld, type Reply, type World } from "../support/harness.ts";
+import { openIncident } from "../support/incidents.ts";
 import { sign } from "../support/signing.ts";
 
 export interface PreparedCall {
@@ -145,6 +146,34 @@ const CALLS: Record<string, Omit<AuthRoute, "method" | "pattern" | "mutating" | 
   "GET /v1/audit_events": {
     ok: 200,
     prepare: async () => ({ path: "/v1/audit_events" }),
+  },
+  "GET /v1/incidents": {
+    ok: 200,
+    prepare: async () => ({ path: "/v1/incidents" }),
+  },
+  "GET /v1/incidents/stream": {
+    ok: 200,
+    prepare: async () => ({ path: "/v1/incidents/stream", stream: true }),
+  },
+  "GET /v1/incidents/:id": {
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/incidents/${await openIncident(world)}` }),
+    foreign: async (world, other) => ({ path: `/v1/incidents/${await openIncident(world, other)}` }),
+  },
+  "GET /v1/incidents/:id/events": {
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/incidents/${await openIncident(world)}/events` }),
+    foreign: async (world, other) => ({ path: `/v1/incidents/${await openIncident(world, other)}/events` }),
+  },
+  "POST /v1/incidents/:id/acknowledge": {
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/incidents/${await openIncident(world)}/acknowledge` }),
+    foreign: async (world, other) => ({ path: `/v1/incidents/${await openIncident(world, other)}/acknowledge` }),
+  },
+  "POST /v1/incidents/:id/resolve": {
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/incidents/${await openIncident(world)}/resolve` }),
+    foreign: async (world, other) => ({ path: `/v1/incidents/${await openIncident(world, other)}/resolve` }),
   },
 };
 

@@ -106,6 +106,8 @@ describe("GET /v1/feed", () => {
       service_id: a.id,
       received_at: new Date(world.clock.now()).toISOString(),
       idempotency_key: null,
+      type: null,
+      incident_id: null,
       payload: { n: 0 },
     });
     const second = await feed(world, `?limit=2&after=${first.body.next_cursor}`);

@@ -70,6 +70,8 @@ describe("202 and the listing", () => {
           service_id: svc.id,
           received_at: "2026-11-22T10:00:00.000Z",
           idempotency_key: null,
+          type: null,
+          incident_id: null,
           payload: JSON.parse(body),
         },
       ],

@@ -91,7 +91,8 @@ test("every operation has a summary, a tag, a 2xx and the one error shape; bodie
         const schema = op.responses[status]?.content?.["application/json"]?.schema as { allOf?: unknown[] };
         expect(schema?.allOf?.[0], `${where} ${status}`).toEqual({ $ref: "#/components/schemas/Error" });
       }
-      if (["post", "patch"].includes(method) && !path.endsWith("/secret_rotations")) {
+      // The bodiless POSTs: a secret rotation, acknowledging and resolving an incident.
+      if (["post", "patch"].includes(method) && !/\/(secret_rotations|acknowledge|resolve)$/.test(path)) {
         expect(op.requestBody?.content["application/json"]?.schema, `${where} body`).toBeDefined();
       }
     }

@@ -11,6 +11,7 @@ afterEach(async () => {
 const RECORD_KEYS = [
   "created_at",
   "id",
+  "incident_auto_resolve_seconds",
   "is_monitored",
   "previous_secret_expires_at",
   "rate_limit",
@@ -168,6 +169,43 @@ test("200 PATCH is_monitored toggles it and moves updated_at; the same value is 
   const on = await world.request("PATCH", `/v1/services/${id}`, { body: { is_monitored: true } });
   expect(on.body).toMatchObject({ is_monitored: true, updated_at: "2026-11-22T10:00:02.000Z" });
   expect((await world.request("GET", `/v1/services/${id}`)).body.is_monitored).toBe(true);
+});
+
+test("incident_auto_resolve_seconds: null by default, set on create or PATCH (60..2592000 or null), audited", async () => {
+  world = await createWorld();
+  const plain = await world.request("POST", "/v1/services", { body: { service_name: "plain" } });
+  expect(plain.body.incident_auto_resolve_seconds).toBeNull();
+  const made = await world.request("POST", "/v1/services", {
+    body: { service_name: "alerts", incident_auto_resolve_seconds: 3600 },
+  });
+  expect(made.status).toBe(201);
+  expect(made.body.incident_auto_resolve_seconds).toBe(3600);
+  for (const bad of [59, 2_592_001, 90.5, "3600"]) {
+    const res = await world.request("PATCH", `/v1/services/${made.body.id}`, {
+      body: { incident_auto_resolve_seconds: bad },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("invalid_request");
+    expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(["incident_auto_resolve_seconds"]);
+  }
+  const refused = await world.request("POST", "/v1/services", {
+    body: { service_name: "short", incident_auto_resolve_seconds: 10 },
+  });
+  expect(refused.status).toBe(400);
+  const min = await world.request("PATCH", `/v1/services/${made.body.id}`, {
+    body: { incident_auto_resolve_seconds: 60 },
+  });
+  expect(min.body.incident_auto_resolve_seconds).toBe(60);
+  const never = await world.request("PATCH", `/v1/services/${made.body.id}`, {
+    body: { incident_auto_resolve_seconds: null },
+  });
+  expect(never.status).toBe(200);
+  expect(never.body.incident_auto_resolve_seconds).toBeNull();
+  const audit = await world.request("GET", "/v1/audit_events?action=service.update");
+  expect(audit.body.data.map((e: { changes: unknown }) => e.changes)).toEqual([
+    { incident_auto_resolve_seconds: { from: 60, to: null } },
+    { incident_auto_resolve_seconds: { from: 3600, to: 60 } },
+  ]);
 });
 
 test("204 DELETE by an owner, with no body; the service is gone", async () => {

@@ -3,9 +3,9 @@
  * Connect JSON, Connect binary, gRPC-Web (main port) and gRPC (h2c port).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import * as http2 from "node:http2";
 import { connect } from "node:net";
 import { ConnectError, createClient } from "@connectrpc/connect";
-import * as grpc from "@grpc/grpc-js";
 import { EventFeedService, FeedStart } from "../../gen/intake/v1/feed_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { FEED_PAGE_BYTES } from "../../src/domain/feed.ts";
@@ -200,62 +200,76 @@ describe("a stalled StreamFeed", () => {
     return Number(/^intake_feed_streams (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
   }
 
-  test("a Connect and a gRPC reader that never read give their slots back within 1.5 s of a revoke", async () => {
-    const service = await served.world.createService("stalled");
-    const reader = await served.world.mint({ name: "stalled-rpc", scope: "read_only" });
-    // Connect streaming on the main port, from a socket that stops reading.
-    const url = new URL(served.baseUrl);
-    const socket = connect(Number(url.port), url.hostname);
-    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
-    const message = new TextEncoder().encode("{}");
-    const frame = new Uint8Array(5 + message.length);
-    new DataView(frame.buffer).setUint32(1, message.length);
-    frame.set(message, 5);
-    socket.write(
-      "POST /intake.v1.EventFeedService/StreamFeed HTTP/1.1\r\nHost: intake\r\n" +
-        `Authorization: Bearer ${reader.token}\r\nContent-Type: application/connect+json\r\n` +
-        `Content-Length: ${frame.length}\r\n\r\n`,
-    );
-    socket.write(frame);
-    socket.pause();
-    // gRPC on the h2c port, a call that is paused at once.
-    const client = new grpc.Client(served.grpcUrl.replace("http://", ""), grpc.credentials.createInsecure());
-    const metadata = new grpc.Metadata();
-    metadata.set("authorization", `Bearer ${reader.token}`);
-    const call = client.makeServerStreamRequest(
-      "/intake.v1.EventFeedService/StreamFeed",
-      (b: Buffer) => b,
-      (b: Buffer) => b,
-      Buffer.alloc(0),
-      metadata,
-    );
-    call.on("error", () => {});
-    call.pause();
-    try {
-      const deadline = Date.now() + 5_000;
-      while ((await gauge()) !== 2 && Date.now() < deadline) await Bun.sleep(20);
-      expect(await gauge()).toBe(2);
-      const body = `{"p":"${"x".repeat(262_000)}"}`;
-      for (let i = 0; i < 24; i++) {
-        const payload = new TextEncoder().encode(body);
-        const res = await served.world.request("POST", `/v1/ingest/${service.id}`, {
-          token: null,
-          body: payload,
-          headers: { "x-service-signature": sign(service.secret, payload, served.world.clock.now()) },
-        });
-        expect(res.status).toBe(202);
+  for (const how of ["revoked", "expired"] as const) {
+    test(`a Connect and a gRPC reader that never read give their slots back within 1.5 s of their token being ${how}; the gRPC stream is reset (CANCEL)`, async () => {
+      const service = await served.world.createService(`stalled-${how}`);
+      const expiresAt = new Date(served.world.clock.now() + 60_000).toISOString();
+      const reader = await served.world.mint({ name: `stalled-rpc-${how}`, scope: "read_only", expires_at: expiresAt });
+      // Connect streaming on the main port, from a socket that stops reading.
+      const url = new URL(served.baseUrl);
+      const socket = connect(Number(url.port), url.hostname);
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      const message = new TextEncoder().encode("{}");
+      const frame = new Uint8Array(5 + message.length);
+      new DataView(frame.buffer).setUint32(1, message.length);
+      frame.set(message, 5);
+      socket.write(
+        "POST /intake.v1.EventFeedService/StreamFeed HTTP/1.1\r\nHost: intake\r\n" +
+          `Authorization: Bearer ${reader.token}\r\nContent-Type: application/connect+json\r\n` +
+          `Content-Length: ${frame.length}\r\n\r\n`,
+      );
+      socket.write(frame);
+      socket.pause();
+      // gRPC on the h2c port, a call whose reader is paused at once: its flow-control window fills.
+      const session = http2.connect(served.grpcUrl);
+      session.on("error", () => {});
+      const call = session.request({
+        ":method": "POST",
+        ":path": "/intake.v1.EventFeedService/StreamFeed",
+        "content-type": "application/grpc",
+        te: "trailers",
+        authorization: `Bearer ${reader.token}`,
+      });
+      call.on("error", () => {});
+      call.end(new Uint8Array(5)); // one empty StreamFeedRequest
+      call.pause();
+      let resetAt: number | null = null;
+      call.once("close", () => {
+        resetAt = Date.now();
+      });
+      try {
+        const deadline = Date.now() + 5_000;
+        while ((await gauge()) !== 2 && Date.now() < deadline) await Bun.sleep(20);
+        expect(await gauge()).toBe(2);
+        const body = `{"p":"${"x".repeat(262_000)}"}`;
+        for (let i = 0; i < 24; i++) {
+          const payload = new TextEncoder().encode(body);
+          const res = await served.world.request("POST", `/v1/ingest/${service.id}`, {
+            token: null,
+            body: payload,
+            headers: { "x-service-signature": sign(service.secret, payload, served.world.clock.now()) },
+          });
+          expect(res.status).toBe(202);
+        }
+        await Bun.sleep(300);
+        expect(await gauge()).toBe(2);
+        if (how === "revoked") {
+          expect((await served.world.request("DELETE", `/v1/api_tokens/${reader.id}`)).status).toBe(200);
+        } else served.world.clock.advance(60_001);
+        const endedAt = Date.now();
+        while ((await gauge()) !== 0 && Date.now() < endedAt + 3_000) await Bun.sleep(20);
+        expect(await gauge()).toBe(0);
+        expect(Date.now() - endedAt).toBeLessThan(1_500);
+        // The gRPC call itself is closed, not only its slot: the server reset its HTTP/2 stream
+        // though the reader never read the ending status (SPEC §10, within 1 s of the revoke or expiry).
+        while (resetAt === null && Date.now() < endedAt + 3_000) await Bun.sleep(20);
+        expect(call.rstCode).toBe(http2.constants.NGHTTP2_CANCEL);
+        expect((resetAt ?? Number.POSITIVE_INFINITY) - endedAt).toBeLessThan(2_000);
+      } finally {
+        call.close();
+        session.destroy();
+        socket.destroy();
       }
-      await Bun.sleep(300);
-      expect(await gauge()).toBe(2);
-      expect((await served.world.request("DELETE", `/v1/api_tokens/${reader.id}`)).status).toBe(200);
-      const revokedAt = Date.now();
-      while ((await gauge()) !== 0 && Date.now() < revokedAt + 3_000) await Bun.sleep(20);
-      expect(await gauge()).toBe(0);
-      expect(Date.now() - revokedAt).toBeLessThan(1_500);
-    } finally {
-      call.cancel();
-      client.close();
-      socket.destroy();
-    }
-  });
+    });
+  }
 });

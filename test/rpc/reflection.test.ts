@@ -85,6 +85,7 @@ for (const version of VERSIONS) {
       "intake.v1.AuditService",
       "intake.v1.EventFeedService",
       "intake.v1.HealthService",
+      "intake.v1.IncidentService",
       "intake.v1.IngestService",
       "intake.v1.ServiceRegistryService",
       "intake.v1.SetupService",

@@ -17,6 +17,8 @@ function event(n: number, receivedAt: number, payload: string, idempotencyKey: s
     idempotencyKey,
     payload: utf8.encode(payload),
     position: n,
+    type: null,
+    incidentId: null,
   };
 }
 
@@ -31,9 +33,9 @@ test("each payload's bytes verbatim between the event's own fields, in order, ar
   const bytes = eventsJson("[«", events, "»]");
   const expected =
     "[«" +
-    `{"id":"evt_${"0".repeat(31)}1","service_id":"svc_${"f".repeat(32)}","received_at":"2026-11-23T17:00:00.005Z","idempotency_key":"k-1","payload":${payloads[0]}},` +
-    `{"id":"evt_${"0".repeat(31)}2","service_id":"svc_${"f".repeat(32)}","received_at":"2026-11-23T17:00:00.005Z","idempotency_key":null,"payload":${payloads[1]}},` +
-    `{"id":"evt_${"0".repeat(31)}3","service_id":"svc_${"f".repeat(32)}","received_at":"2026-11-23T17:00:00.006Z","idempotency_key":"q\\"uote\\\\ ünï","payload":{}}` +
+    `{"id":"evt_${"0".repeat(31)}1","service_id":"svc_${"f".repeat(32)}","received_at":"2026-11-23T17:00:00.005Z","idempotency_key":"k-1","type":null,"incident_id":null,"payload":${payloads[0]}},` +
+    `{"id":"evt_${"0".repeat(31)}2","service_id":"svc_${"f".repeat(32)}","received_at":"2026-11-23T17:00:00.005Z","idempotency_key":null,"type":null,"incident_id":null,"payload":${payloads[1]}},` +
+    `{"id":"evt_${"0".repeat(31)}3","service_id":"svc_${"f".repeat(32)}","received_at":"2026-11-23T17:00:00.006Z","idempotency_key":"q\\"uote\\\\ ünï","type":null,"incident_id":null,"payload":{}}` +
     "»]";
   expect(Buffer.from(bytes).equals(Buffer.from(expected, "utf8"))).toBe(true);
   const page = JSON.parse(new TextDecoder().decode(eventsJson("[", events, "]")));

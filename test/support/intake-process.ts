@@ -13,6 +13,8 @@ export function cleanEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v === undefined || k.startsWith("INTAKE_") || k === "DATABASE_URL" || k === "REDIS_URL") continue;
+    // A trace exporter is switched on per test (test/e2e/traces.test.ts), never inherited.
+    if (k.startsWith("OTEL_")) continue;
     if (k === "PORT" || k === "HOST") continue;
     env[k] = v;
   }

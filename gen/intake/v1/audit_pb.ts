@@ -49,14 +49,14 @@ export const AuditActorSchema: GenMessage<AuditActor> = /*@__PURE__*/
  */
 export type AuditTarget = Message<"intake.v1.AuditTarget"> & {
   /**
-   * tenant | api_token | service.
+   * tenant | api_token | service | incident.
    *
    * @generated from field: string type = 1;
    */
   type: string;
 
   /**
-   * The tenant id, a tok_ id or a svc_ id.
+   * The tenant id, a tok_ id, a svc_ id or an inc_ id.
    *
    * @generated from field: string id = 2;
    */
@@ -114,7 +114,8 @@ export type AuditEvent = Message<"intake.v1.AuditEvent"> & {
 
   /**
    * tenant.create | tenant.update | api_token.create | api_token.revoke | service.create |
-   * service.update | service.delete | service.secret_rotate.
+   * service.update | service.delete | service.secret_rotate | incident.acknowledge |
+   * incident.resolve.
    *
    * @generated from field: string action = 3;
    */
@@ -176,7 +177,7 @@ export type ListAuditEventsRequest = Message<"intake.v1.ListAuditEventsRequest">
   action?: string | undefined;
 
   /**
-   * Only events whose target has this id (a tok_ or svc_ id, or the tenant id).
+   * Only events whose target has this id (a tok_, svc_ or inc_ id, or the tenant id).
    *
    * @generated from field: optional string target_id = 4;
    */

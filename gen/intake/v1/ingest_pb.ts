@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file intake/v1/ingest.proto.
  */
 export const file_intake_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEijQIKDUluZ2VzdFJlcXVlc3QSEgoKc2VydmljZV9pZBgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHcGF5bG9hZBgDIAEoDBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIXCgp3ZWJob29rX2lkGAUgASgJSAGIAQESHgoRd2ViaG9va190aW1lc3RhbXAYBiABKAlIAogBARIeChF3ZWJob29rX3NpZ25hdHVyZRgHIAEoCUgDiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCDQoLX3dlYmhvb2tfaWRCFAoSX3dlYmhvb2tfdGltZXN0YW1wQhQKEl93ZWJob29rX3NpZ25hdHVyZSJgCg5Jbmdlc3RSZXNwb25zZRIKCgJpZBgBIAEoCRIvCgtyZWNlaXZlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZHVwbGljYXRlGAMgASgIIpsBCgVFdmVudBIKCgJpZBgBIAEoCRISCgpzZXJ2aWNlX2lkGAIgASgJEi8KC3JlY2VpdmVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIPCgdwYXlsb2FkGAUgASgMQhIKEF9pZGVtcG90ZW5jeV9rZXkiZQoRTGlzdEV2ZW50c1JlcXVlc3QSEgoKc2VydmljZV9pZBgBIAEoCRISCgVsaW1pdBgCIAEoBUgAiAEBEhMKBmN1cnNvchgDIAEoCUgBiAEBQggKBl9saW1pdEIJCgdfY3Vyc29yIl4KEkxpc3RFdmVudHNSZXNwb25zZRIeCgRkYXRhGAEgAygLMhAuaW50YWtlLnYxLkV2ZW50EhgKC25leHRfY3Vyc29yGAIgASgJSACIAQFCDgoMX25leHRfY3Vyc29yIh0KD0dldEV2ZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIzChBHZXRFdmVudFJlc3BvbnNlEh8KBWV2ZW50GAEgASgLMhAuaW50YWtlLnYxLkV2ZW50Mt4BCg1Jbmdlc3RTZXJ2aWNlEj0KBkluZ2VzdBIYLmludGFrZS52MS5Jbmdlc3RSZXF1ZXN0GhkuaW50YWtlLnYxLkluZ2VzdFJlc3BvbnNlEkkKCkxpc3RFdmVudHMSHC5pbnRha2UudjEuTGlzdEV2ZW50c1JlcXVlc3QaHS5pbnRha2UudjEuTGlzdEV2ZW50c1Jlc3BvbnNlEkMKCEdldEV2ZW50EhouaW50YWtlLnYxLkdldEV2ZW50UmVxdWVzdBobLmludGFrZS52MS5HZXRFdmVudFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEijQIKDUluZ2VzdFJlcXVlc3QSEgoKc2VydmljZV9pZBgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHcGF5bG9hZBgDIAEoDBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIXCgp3ZWJob29rX2lkGAUgASgJSAGIAQESHgoRd2ViaG9va190aW1lc3RhbXAYBiABKAlIAogBARIeChF3ZWJob29rX3NpZ25hdHVyZRgHIAEoCUgDiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCDQoLX3dlYmhvb2tfaWRCFAoSX3dlYmhvb2tfdGltZXN0YW1wQhQKEl93ZWJob29rX3NpZ25hdHVyZSKwAQoOSW5nZXN0UmVzcG9uc2USCgoCaWQYASABKAkSLwoLcmVjZWl2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCWR1cGxpY2F0ZRgDIAEoCBIWCglkZWR1cF9rZXkYBCABKAlIAIgBARIYCgtpbmNpZGVudF9pZBgFIAEoCUgBiAEBQgwKCl9kZWR1cF9rZXlCDgoMX2luY2lkZW50X2lkIuEBCgVFdmVudBIKCgJpZBgBIAEoCRISCgpzZXJ2aWNlX2lkGAIgASgJEi8KC3JlY2VpdmVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIPCgdwYXlsb2FkGAUgASgMEhEKBHR5cGUYBiABKAlIAYgBARIYCgtpbmNpZGVudF9pZBgHIAEoCUgCiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCBwoFX3R5cGVCDgoMX2luY2lkZW50X2lkImUKEUxpc3RFdmVudHNSZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZjdXJzb3IYAyABKAlIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciJeChJMaXN0RXZlbnRzUmVzcG9uc2USHgoEZGF0YRgBIAMoCzIQLmludGFrZS52MS5FdmVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciIdCg9HZXRFdmVudFJlcXVlc3QSCgoCaWQYASABKAkiMwoQR2V0RXZlbnRSZXNwb25zZRIfCgVldmVudBgBIAEoCzIQLmludGFrZS52MS5FdmVudDLeAQoNSW5nZXN0U2VydmljZRI9CgZJbmdlc3QSGC5pbnRha2UudjEuSW5nZXN0UmVxdWVzdBoZLmludGFrZS52MS5Jbmdlc3RSZXNwb25zZRJJCgpMaXN0RXZlbnRzEhwuaW50YWtlLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gh0uaW50YWtlLnYxLkxpc3RFdmVudHNSZXNwb25zZRJDCghHZXRFdmVudBIaLmludGFrZS52MS5HZXRFdmVudFJlcXVlc3QaGy5pbnRha2UudjEuR2V0RXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message intake.v1.IngestRequest
@@ -93,6 +93,21 @@ export type IngestResponse = Message<"intake.v1.IngestResponse"> & {
    * @generated from field: bool duplicate = 3;
    */
   duplicate: boolean;
+
+  /**
+   * §17, an accepted alert event only: its dedup key (a trigger without one gets the event's id).
+   *
+   * @generated from field: optional string dedup_key = 4;
+   */
+  dedupKey?: string | undefined;
+
+  /**
+   * §17, an accepted alert event only: the incident it opened or changed (inc_…); unset when
+   * an acknowledge or resolve found no open incident, and for plain events.
+   *
+   * @generated from field: optional string incident_id = 5;
+   */
+  incidentId?: string | undefined;
 };
 
 /**
@@ -134,6 +149,20 @@ export type Event = Message<"intake.v1.Event"> & {
    * @generated from field: bytes payload = 5;
    */
   payload: Uint8Array;
+
+  /**
+   * §18: the payload's top-level `type` when it is a string of 1..255 characters.
+   *
+   * @generated from field: optional string type = 6;
+   */
+  type?: string | undefined;
+
+  /**
+   * §17: the incident this alert event opened or changed (inc_…).
+   *
+   * @generated from field: optional string incident_id = 7;
+   */
+  incidentId?: string | undefined;
 };
 
 /**

@@ -15,6 +15,8 @@ const ACTIONS = [
   "service.update",
   "service.delete",
   "service.secret_rotate",
+  "incident.acknowledge",
+  "incident.resolve",
 ] as const;
 
 function shown(value: AuditEvent["changes"][string]["from"]): string {

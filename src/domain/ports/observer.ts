@@ -8,6 +8,8 @@
  * Every method is called on a request's path, so an implementation must be cheap (no
  * allocation, no label hashing per call) and must never throw.
  */
+
+import type { StreamChange } from "../incident-types.ts";
 import type { PublishAck } from "./publisher.ts";
 
 /**
@@ -60,6 +62,8 @@ export interface Observer {
   rateLimited(policy: RateLimitPolicy): void;
   /** A rate-limit decision taken in process because the shared limiter (Redis) was unreachable. */
   rateLimiterFallback(policy: RateLimitPolicy): void;
+  /** `intake_incident_changes_total{change}`: one committed incident change (§17), by an event, by hand or auto. */
+  incidentChange(change: StreamChange): void;
   /** `intake_export_published_total{result}`: one message JetStream acknowledged (docs/export.md). */
   exportPublished(result: PublishAck): void;
   /** `intake_export_lag_events`: feed positions committed and not yet acknowledged, on the exporting instance. */
@@ -81,6 +85,7 @@ export const noopObserver: Observer = {
   feedStreams() {},
   rateLimited() {},
   rateLimiterFallback() {},
+  incidentChange() {},
   exportPublished() {},
   exportLag() {},
 };

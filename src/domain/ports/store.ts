@@ -1,5 +1,6 @@
 import type { AuditAction, AuditRecord, AuditTarget } from "../audit-types.ts";
 import type {
+  Alert,
   AlertEventInput,
   AlertOutcome,
   IncidentActor,
@@ -139,10 +140,15 @@ export interface NewEvent {
   receivedAt: number;
   idempotencyKey: string | null;
   payload: Uint8Array;
+  /** §18: `eventType(body)`, written to `events.type`; absent = null. */
+  type?: string | null;
+  /** §17: the validated alert of an alert event (applied in the batch's transaction); absent = none. */
+  alert?: Alert | null;
 }
 
 export type InsertEventResult =
-  | { kind: "inserted" }
+  /** `incident`: what an alert event did (only for an alert event). */
+  | { kind: "inserted"; incident?: AlertOutcome }
   /** Idempotency-Key already used in this service: the first event's id and time. */
   | { kind: "duplicate"; id: string; receivedAt: number };
 
@@ -152,6 +158,8 @@ export interface EventRepo {
    * Results are positional. A repeated idempotency key (even within the batch) is a
    * `duplicate` of the first, decided by a unique index, never read-then-write.
    * If the transaction fails, the promise rejects and nothing of the batch is stored.
+   * The alert effects of the `inserted` alert events (§17) are applied in the same
+   * transaction, in batch order; a duplicate applies nothing.
    */
   insertBatch(events: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]>;
   list(serviceId: string, query: PageQuery): Promise<EventRecord[]>;

@@ -6,7 +6,8 @@
  */
 import type { EventRecord } from "../../domain/types.ts";
 
-const RECORD = "SELECT id, tenant_id, service_id, received_at, idempotency_key, payload, position FROM events";
+const RECORD =
+  "SELECT id, tenant_id, service_id, received_at, idempotency_key, payload, position, type, incident_id FROM events";
 
 export const FEED = `${RECORD} WHERE tenant_id = $1 AND position > $2 ORDER BY position LIMIT $3`;
 export const FEED_OF_SERVICE = `${RECORD} WHERE tenant_id = $1 AND service_id = $4 AND position > $2 ORDER BY position LIMIT $3`;
@@ -32,7 +33,17 @@ export const ONE = `${RECORD} WHERE id = $1 AND tenant_id = $2`;
 export const FEED_HEAD = "SELECT max(position) FROM events WHERE tenant_id = $1";
 
 /** One row of `RECORD` as `.values()` returns it. */
-type Row = [string, string, string, string | number, string | null, Uint8Array, string | number];
+type Row = [
+  string,
+  string,
+  string,
+  string | number,
+  string | null,
+  Uint8Array,
+  string | number,
+  string | null,
+  string | null,
+];
 
 /**
  * Rows → records. Bun's client returns `bigint` columns as strings, and `bytea` as a Buffer,
@@ -43,7 +54,7 @@ type Row = [string, string, string, string | number, string | null, Uint8Array, 
 export function eventRecords(rows: Row[]): EventRecord[] {
   const records = new Array<EventRecord>(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    const [id, tenantId, serviceId, receivedAt, idempotencyKey, payload, position] = rows[i] as Row;
+    const [id, tenantId, serviceId, receivedAt, idempotencyKey, payload, position, type, incidentId] = rows[i] as Row;
     records[i] = {
       id,
       tenantId,
@@ -52,6 +63,8 @@ export function eventRecords(rows: Row[]): EventRecord[] {
       idempotencyKey,
       payload,
       position: Number(position),
+      type,
+      incidentId,
     };
   }
   return records;

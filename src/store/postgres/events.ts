@@ -3,9 +3,11 @@
  * Bun's client (no drizzle on the ingest path), the reads likewise (event-reads.ts), and the
  * retention sweep's batched delete.
  */
-import { idFloor } from "../../domain/ids.ts";
+import { createIdGenerator, idFloor } from "../../domain/ids.ts";
+import type { AlertEventInput } from "../../domain/incident-types.ts";
 import type { EventRepo, InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
 import * as eventReads from "./event-reads.ts";
+import { applyAlertBatch } from "./incidents.ts";
 import type { PostgresPool } from "./pool.ts";
 
 /**
@@ -18,8 +20,8 @@ import type { PostgresPool } from "./pool.ts";
  * multi-row VALUES or a `bytea[]` did (the benchmark's scenario 4, signed ingest on PostgreSQL).
  */
 const EVENT_ROWS =
-  "unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::int[], $8::text[]) with ordinality " +
-  "as u(id, service_id, received_at, idempotency_key, payload_offset, payload_length, tenant_id, n)";
+  "unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::int[], $8::text[], $10::text[]) with ordinality " +
+  "as u(id, service_id, received_at, idempotency_key, payload_offset, payload_length, tenant_id, type, n)";
 /**
  * The batch's first write bumps feed_head by its size: the row lock it takes is held until
  * commit, so concurrent batches (on any instance) commit one after another in position
@@ -32,15 +34,15 @@ const FEED_BUMP =
   "on conflict (id) do update set head = feed_head.head + excluded.head returning head) ";
 const EVENT_VALUES =
   "u.id, u.service_id, u.received_at, u.idempotency_key, " +
-  "substring($7::bytea from u.payload_offset + 1 for u.payload_length), u.tenant_id, h.head - $9 + u.n";
-const INSERT_EVENTS = `${FEED_BUMP}insert into events (id, service_id, received_at, idempotency_key, payload, tenant_id, position) select ${EVENT_VALUES} from ${EVENT_ROWS} cross join h`;
+  "substring($7::bytea from u.payload_offset + 1 for u.payload_length), u.tenant_id, h.head - $9 + u.n, u.type";
+const INSERT_EVENTS = `${FEED_BUMP}insert into events (id, service_id, received_at, idempotency_key, payload, tenant_id, position, type) select ${EVENT_VALUES} from ${EVENT_ROWS} cross join h`;
 // ORDER BY the ordinality: rows go in batch order, so of two rows with one key the first wins.
 const INSERT_EVENTS_SKIPPING_DUPLICATES = `${INSERT_EVENTS} order by u.n on conflict (service_id, idempotency_key) do nothing returning id`;
 const FIRST_EVENTS_BY_KEY =
   "select id, service_id, idempotency_key, received_at from events " +
   "where (service_id, idempotency_key) in (select * from unnest($1::text[], $2::text[]))";
 
-/** The nine parameters of INSERT_EVENTS for a batch. */
+/** The ten parameters of INSERT_EVENTS for a batch. */
 function eventParameters(batch: ReadonlyArray<NewEvent>): unknown[] {
   const offsets: number[] = [];
   const lengths: number[] = [];
@@ -60,6 +62,7 @@ function eventParameters(batch: ReadonlyArray<NewEvent>): unknown[] {
     Buffer.concat(batch.map((e) => e.payload)),
     batch.map((e) => e.tenantId),
     batch.length,
+    batch.map((e) => e.type ?? null),
   ];
 }
 
@@ -78,13 +81,15 @@ function keyOf(serviceId: string, idempotencyKey: string | null): string {
 
 export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
   const { guard } = pool;
+  const newIncidentId = createIdGenerator();
 
   async function insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
     if (batch.length === 0) return [];
 
-    // Without idempotency keys nothing can conflict: one INSERT is already atomic and durable
-    // at commit, no explicit transaction (two fewer round trips) needed.
-    if (batch.every((e) => e.idempotencyKey === null)) {
+    // Without idempotency keys nothing can conflict, and without alert events nothing else is
+    // written: one INSERT is already atomic and durable at commit, no explicit transaction
+    // (two fewer round trips) needed.
+    if (batch.every((e) => e.idempotencyKey === null && !e.alert)) {
       await pool.client().unsafe(INSERT_EVENTS, eventParameters(batch));
       return batch.map(() => ({ kind: "inserted" }));
     }
@@ -116,13 +121,30 @@ export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
         }
       }
 
-      return batch.map((event): InsertEventResult => {
+      const results = batch.map((event): InsertEventResult => {
         if (insertedIds.has(event.id)) return { kind: "inserted" };
         const first = firsts.get(keyOf(event.serviceId, event.idempotencyKey));
         // Throwing rolls the whole batch back, as the port promises.
         if (!first) throw new Error("insertBatch: an event was neither inserted nor a duplicate");
         return { kind: "duplicate", id: first.id, receivedAt: first.receivedAt };
       });
+
+      // §17: the inserted alert events' effects, in this same transaction (the INSERT already
+      // holds feed_head's lock, so incident changes run one after another across instances).
+      const alerts: AlertEventInput[] = [];
+      const alertAt: number[] = [];
+      batch.forEach((event, i) => {
+        const { id: eventId, tenantId, serviceId, receivedAt, alert } = event;
+        if (!alert || !insertedIds.has(eventId)) return;
+        alerts.push({ eventId, tenantId, serviceId, receivedAt, alert });
+        alertAt.push(i);
+      });
+      if (alerts.length > 0) {
+        (await applyAlertBatch(tx, alerts, newIncidentId)).forEach((incident, j) => {
+          results[alertAt[j] as number] = { kind: "inserted", incident };
+        });
+      }
+      return results;
     });
   }
 

@@ -73,7 +73,7 @@ const DUE =
   "where s.incident_auto_resolve_seconds is not null and s.is_monitored and i.status <> 'resolved' " +
   "and i.last_event_at <= $1 - s.incident_auto_resolve_seconds * 1000 order by i.last_event_at limit $2 for update of i";
 const EVENT_RECORD =
-  "select id, tenant_id, service_id, received_at, idempotency_key, payload, position from events " +
+  "select id, tenant_id, service_id, received_at, idempotency_key, payload, position, type, incident_id from events " +
   "where incident_id = $1 and tenant_id = $2";
 const EVENTS_FIRST = `${EVENT_RECORD} order by id limit $3`;
 const EVENTS_AFTER = `${EVENT_RECORD} and id > $4 order by id limit $3`;

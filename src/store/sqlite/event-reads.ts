@@ -11,7 +11,7 @@ import type { EventRecord } from "../../domain/types.ts";
 
 const RECORD =
   "SELECT id, tenant_id AS tenantId, service_id AS serviceId, received_at AS receivedAt, " +
-  "idempotency_key AS idempotencyKey, payload, position FROM events";
+  "idempotency_key AS idempotencyKey, payload, position, type, incident_id AS incidentId FROM events";
 
 export function createEventReads(client: Database) {
   // bun:sqlite hands a BLOB back as a plain Uint8Array: the exact bytes, as EventRecord wants.

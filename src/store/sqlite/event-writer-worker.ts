@@ -33,9 +33,12 @@ function open(file: string): Writer {
   }
 }
 
-/** The results to post back: their count when every event was inserted (see `WriterReply`). */
+/**
+ * The results to post back: their count when every event was inserted and none carries an
+ * alert outcome (see `WriterReply`); else the results themselves, outcomes included.
+ */
 function inserted(results: InsertEventResult[]): InsertEventResult[] | number {
-  return results.every((r) => r.kind === "inserted") ? results.length : results;
+  return results.every((r) => r.kind === "inserted" && r.incident === undefined) ? results.length : results;
 }
 
 function serialize(error: unknown): Extract<WriterReply, { ok: false }>["error"] {

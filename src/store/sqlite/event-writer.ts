@@ -14,6 +14,7 @@
 
 import { dirname, join } from "node:path";
 import { DomainError } from "../../domain/errors.ts";
+import type { Alert } from "../../domain/incident-types.ts";
 import type { InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
 
 export type WriterRequest =
@@ -33,6 +34,9 @@ export interface PackedBatch {
   tenantIds: string;
   serviceIds: string;
   idempotencyKeys: Array<string | null>;
+  types: Array<string | null>;
+  /** §17's validated alerts (plain objects, structured-clone safe); null for a plain event. */
+  alerts: Array<Alert | null>;
   receivedAt: Float64Array<ArrayBuffer>;
   /** Where each payload ends in `payloads`. */
   ends: Uint32Array<ArrayBuffer>;
@@ -57,6 +61,8 @@ export function packBatch(batch: ReadonlyArray<NewEvent>): PackedBatch {
     tenantIds: batch.map((e) => e.tenantId).join("\n"),
     serviceIds: batch.map((e) => e.serviceId).join("\n"),
     idempotencyKeys: batch.map((e) => e.idempotencyKey),
+    types: batch.map((e) => e.type ?? null),
+    alerts: batch.map((e) => e.alert ?? null),
     receivedAt,
     ends,
     payloads: payloads.buffer,
@@ -69,7 +75,13 @@ export function unpackBatch(packed: PackedBatch): NewEvent[] {
   const tenantIds = packed.tenantIds.split("\n");
   const serviceIds = packed.serviceIds.split("\n");
   const n = packed.ends.length;
-  if (ids.length !== n || tenantIds.length !== n || serviceIds.length !== n)
+  if (
+    ids.length !== n ||
+    tenantIds.length !== n ||
+    serviceIds.length !== n ||
+    packed.types.length !== n ||
+    packed.alerts.length !== n
+  )
     throw new Error("sqlite event writer: a packed batch's columns disagree in length");
   let start = 0;
   return ids.map((id, i) => {
@@ -81,6 +93,8 @@ export function unpackBatch(packed: PackedBatch): NewEvent[] {
       receivedAt: packed.receivedAt[i] as number,
       idempotencyKey: packed.idempotencyKeys[i] ?? null,
       payload: new Uint8Array(packed.payloads, start, end - start),
+      type: packed.types[i] ?? null,
+      alert: packed.alerts[i] ?? null,
     };
     start = end;
     return event;
@@ -90,7 +104,8 @@ export function unpackBatch(packed: PackedBatch): NewEvent[] {
 const INSERTED: InsertEventResult = Object.freeze({ kind: "inserted" });
 
 /**
- * The answer to a `batch` (its results; a count when every event was inserted, the usual case,
+ * The answer to a `batch` (its results, with alert outcomes; a count when every event was
+ * inserted and none was an alert event, the usual case,
  * rather than as many objects to clone) or an `expire` (the rows deleted), by `seq`.
  */
 export type WriterReply =

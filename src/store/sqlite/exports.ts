@@ -11,7 +11,7 @@ import type { SqliteContext } from "./context.ts";
 
 const EVENTS =
   "SELECT id, tenant_id AS tenantId, service_id AS serviceId, received_at AS receivedAt, " +
-  "idempotency_key AS idempotencyKey, payload, position FROM events " +
+  "idempotency_key AS idempotencyKey, payload, position, type, incident_id AS incidentId FROM events " +
   "WHERE position > ?1 AND position <= ?2 ORDER BY position LIMIT ?3";
 const CHANGES = `${EXPORT_CHANGES_SELECT} WHERE position > ?1 AND position <= ?2 ORDER BY position LIMIT ?3`;
 const HEAD = "SELECT head FROM feed_head WHERE id = 1";

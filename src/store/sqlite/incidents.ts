@@ -137,7 +137,7 @@ export function createAlertApply(db: Database, newId: () => string = createIdGen
 
 const EVENT_RECORD =
   "SELECT id, tenant_id AS tenantId, service_id AS serviceId, received_at AS receivedAt, " +
-  "idempotency_key AS idempotencyKey, payload, position FROM events";
+  "idempotency_key AS idempotencyKey, payload, position, type, incident_id AS incidentId FROM events";
 
 export function createIncidentRepo(ctx: SqliteContext, newId: () => string = createIdGenerator()): IncidentRepo {
   const { client, run } = ctx;
