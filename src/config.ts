@@ -506,6 +506,19 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
     fallback: "unset (no traces)",
     meaning: "OTLP/HTTP collector: traces exported (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf or http/json)",
   },
+  {
+    name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    fallback: "unset",
+    meaning: "the traces endpoint itself (wins over OTEL_EXPORTER_OTLP_ENDPOINT)",
+  },
+  {
+    name: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    fallback: "OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf",
+    meaning: "http/protobuf or http/json",
+  },
+  { name: "OTEL_SERVICE_NAME", fallback: "intake", meaning: "the service.name of every span" },
+  { name: "OTEL_TRACES_SAMPLER", fallback: "parentbased_always_on", meaning: "the trace sampler" },
+  { name: "OTEL_TRACES_SAMPLER_ARG", fallback: "1", meaning: "the ratio of the *traceidratio samplers, 0..1" },
   { name: "INTAKE_LOG_LEVEL", fallback: "info", meaning: "debug, info, warn or error" },
   {
     name: "INTAKE_RATE_LIMIT_API",
@@ -531,6 +544,11 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
     name: "INTAKE_EVENT_RETENTION_DAYS",
     fallback: "unset (kept)",
     meaning: "1..3650: older events are deleted in the background",
+  },
+  {
+    name: "INTAKE_INCIDENT_RETENTION_DAYS",
+    fallback: "unset (kept)",
+    meaning: "1..3650: incidents resolved longer ago are deleted in the background",
   },
   {
     name: "INTAKE_EVENT_SEARCH",
