@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import type { DomainError } from "../domain/errors.ts";
-import type { LiveItem, StreamItem } from "../domain/feed.ts";
+import type { LiveItem, StreamItem, StreamOptions } from "../domain/feed.ts";
 import { FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FEED_MAX_WAIT_SECONDS } from "../domain/feed.ts";
 import type { EventRecord } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
@@ -93,6 +93,31 @@ function sseEvent(cursor: string, event: EventRecord): Uint8Array {
     }
   }
   return message;
+}
+
+/**
+ * A live stream's SSE answer, the feed's and the incidents' alike: `Last-Event-ID` (EventSource
+ * clients resend it on reconnect) wins over `after`, and the stream re-verifies the caller's
+ * token while it lasts (docs/feed.md).
+ */
+export async function sseAnswer<I>(
+  request: Request,
+  query: { after?: string | undefined; service_id?: string | undefined; start?: string | undefined },
+  logger: Logger,
+  message: (item: I) => Uint8Array,
+  open: (
+    position: { after?: string | undefined; serviceId?: string | undefined; start?: string | undefined },
+    options: StreamOptions,
+  ) => Promise<AsyncGenerator<LiveItem<I>, void, undefined>>,
+): Promise<Response> {
+  const lastEventId = request.headers.get("last-event-id");
+  const credential = bearerCredential(request.headers.get("authorization")) ?? "";
+  const body = sseBody(logger, message);
+  const stream = await open(
+    { after: lastEventId ? lastEventId : query.after, serviceId: query.service_id, start: query.start },
+    { credential, signal: request.signal, onEnd: body.onEnd },
+  );
+  return new Response(body.body(stream), { status: 200, headers: SSE_HEADERS });
 }
 
 /**
@@ -246,22 +271,14 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
           },
         ],
       },
-      handle: async (call) => {
-        const { request, query } = call;
-        // EventSource clients resend the last id on reconnect: it wins over `after`.
-        const lastEventId = request.headers.get("last-event-id");
-        // The stream re-verifies the caller's token while it lasts (docs/feed.md).
-        const credential = bearerCredential(request.headers.get("authorization")) ?? "";
-        const body = sseBody(logger, (item: Exclude<StreamItem, { kind: "keep_alive" }>) =>
-          sseEvent(item.item.cursor, item.item.event),
-        );
-        const stream = await feed.openStream(
-          caller(call),
-          { after: lastEventId ? lastEventId : query.after, serviceId: query.service_id, start: query.start },
-          { credential, signal: request.signal, onEnd: body.onEnd },
-        );
-        return new Response(body.body(stream), { status: 200, headers: SSE_HEADERS });
-      },
+      handle: (call) =>
+        sseAnswer(
+          call.request,
+          call.query,
+          logger,
+          (item: Exclude<StreamItem, { kind: "keep_alive" }>) => sseEvent(item.item.cursor, item.item.event),
+          (position, options) => feed.openStream(caller(call), position, options),
+        ),
     }),
     operation({
       method: "GET",

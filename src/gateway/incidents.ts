@@ -6,10 +6,9 @@
 import { t } from "elysia";
 import { type ChangeItem, INCIDENT_STATUS_FILTERS } from "../domain/incident-handling.ts";
 import { SEVERITIES } from "../domain/incident-types.ts";
-import { bearerCredential } from "../rpc/admission.ts";
 import { eventPageJson } from "../shapes/events.ts";
 import { incidentChangeJson, incidentJson } from "../shapes/incidents.ts";
-import { SSE_HEADERS, StreamQuery, sse, sseBody } from "./feed.ts";
+import { StreamQuery, sse, sseAnswer } from "./feed.ts";
 import { JSON_TYPE, json } from "./http.ts";
 import { EventRecordSchema } from "./ingest.ts";
 import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
@@ -145,19 +144,10 @@ export function incidentOperations({ domain, logger }: OperationDeps): Operation
           },
         ],
       },
-      handle: async (call) => {
-        const { request, query } = call;
-        // EventSource clients resend the last id on reconnect: it wins over `after`.
-        const lastEventId = request.headers.get("last-event-id");
-        const credential = bearerCredential(request.headers.get("authorization")) ?? "";
-        const body = sseBody(logger, sseChange);
-        const stream = await incidents.openChangeStream(
-          caller(call),
-          { after: lastEventId ? lastEventId : query.after, serviceId: query.service_id, start: query.start },
-          { credential, signal: request.signal, onEnd: body.onEnd },
-        );
-        return new Response(body.body(stream), { status: 200, headers: SSE_HEADERS });
-      },
+      handle: (call) =>
+        sseAnswer(call.request, call.query, logger, sseChange, (position, options) =>
+          incidents.openChangeStream(caller(call), position, options),
+        ),
     }),
     operation({
       method: "GET",
