@@ -85,6 +85,11 @@ export interface FeedPage {
   events: EventRecord[];
   /** Never null: the request's own position when nothing new was there. */
   nextCursor: string;
+  /**
+   * How long a long poll held its answer waiting for an event (0 for a plain read): not the
+   * server's latency, so the request-duration series leaves it out (docs/operations.md).
+   */
+  heldMs: number;
 }
 
 export type StreamItem = { kind: "event"; item: FeedItem } | { kind: "keep_alive" };
@@ -533,9 +538,10 @@ export function createFeed(deps: FeedDeps) {
     const position = await startPosition(principal, request);
     const serviceId = await filterOf(principal, request.serviceId);
     const { tenantId } = principal;
+    let heldMs = 0;
     const page = (rows: EventRecord[]): FeedPage => {
       const last = rows[rows.length - 1];
-      return { events: rows, nextCursor: encodeFeedCursor(tenantId, last ? last.position : position) };
+      return { events: rows, nextCursor: encodeFeedCursor(tenantId, last ? last.position : position), heldMs };
     };
     const deadline = Date.now() + waitSeconds * 1000;
     const first = await store.events.feed(tenantId, { after: position, limit, maxBytes: FEED_PAGE_BYTES, serviceId });
@@ -559,7 +565,9 @@ export function createFeed(deps: FeedDeps) {
         if (!step.more) {
           const left = deadline - Date.now();
           if (left <= 0) break;
+          const waited = performance.now();
           await waiter.wait(left, [signal, draining.signal, revoked.signal]);
+          heldMs += performance.now() - waited;
           if (revoked.signal.aborted || Date.now() >= deadline) break;
         }
         step = (await nextStep(tenantId, tail, step.to, serviceId, draining.signal.aborted)) ?? {

@@ -161,6 +161,7 @@ export function createEdge(deps: EdgeDeps) {
       reason: null,
       values: null,
       bytesIn: null,
+      heldMs: 0,
       rate: null,
       finished: false,
       span: tracer === null ? null : openSpan(tracer, request),

@@ -228,6 +228,7 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
             credential: bearerCredential(call.request.headers.get("authorization")) ?? undefined,
           },
         );
+        call.x.heldMs = page.heldMs;
         return new Response(eventPageJson(page.events, page.nextCursor), { headers: { "content-type": JSON_TYPE } });
       },
     }),

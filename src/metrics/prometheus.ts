@@ -244,7 +244,7 @@ export function createPrometheusMetrics(options: { version: string }): Prometheu
   );
   const durations = new CellHistogram(
     "intake_http_request_duration_seconds",
-    "Time from a request's arrival to its response headers, by route template and method.",
+    "Time from a request's arrival to its response headers, less the time a long poll held its answer waiting for an event, by route template and method.",
     REQUEST_SECONDS,
   );
   const ingestEvents = new CellCounter("intake_ingest_events_total", "Ingest attempts, by outcome.");

@@ -32,6 +32,9 @@ export const signatureFailureKey = createContextKey<SignatureFailureReason | und
   description: "ingest 401 reason",
 });
 
+/** How long a ListFeed long poll held its answer waiting (FeedPage.heldMs): left out of its duration. */
+export const heldMsKey = createContextKey<number>(0, { description: "long poll held ms" });
+
 /** The well-formed `svc_` id an ingest call named, for the access log. */
 export const ingestServiceKey = createContextKey<string | undefined>(undefined, { description: "ingest service id" });
 

@@ -17,7 +17,7 @@ import type { Feed, FeedPage, LiveItem, StreamItem, StreamOptions } from "../dom
 import type { Logger } from "../logger.ts";
 import { eventMessage } from "../shapes/events.ts";
 import { bearerCredential } from "./admission.ts";
-import { type CallContext, principalOf, streamEndKey } from "./context.ts";
+import { type CallContext, heldMsKey, principalOf, streamEndKey } from "./context.ts";
 import { connectErrorFor, toConnectError } from "./errors.ts";
 import { rpcMethod } from "./method.ts";
 
@@ -103,6 +103,7 @@ export function createFeedImpl(deps: { feed: Feed; logger: Logger }) {
   return {
     listFeed: rpcMethod(logger, async (req: ListFeedRequest, ctx) => {
       const page = await pageOf(req, ctx, (ctx as Partial<StreamContext>).signal);
+      if (page.heldMs > 0) ctx.values.set(heldMsKey, page.heldMs);
       return create(ListFeedResponseSchema, {
         data: page.events.map(eventMessage),
         nextCursor: page.nextCursor,

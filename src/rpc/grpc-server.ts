@@ -198,6 +198,7 @@ export async function listenGrpc(deps: RpcRouterDeps, options: GrpcListenOptions
         route: RPC_PATHS.has(path) ? path : "unmatched",
         principal: null,
         serviceId: null,
+        heldMs: 0,
         reason: null,
         values,
         bytesIn: Number.isSafeInteger(declared) ? declared : null,

@@ -14,7 +14,7 @@ import { formatId } from "../domain/ids.ts";
 import type { Observer, SignatureFailureReason } from "../domain/ports/observer.ts";
 import type { Principal } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
-import { ingestServiceKey, principalKey, signatureFailureKey } from "./context.ts";
+import { heldMsKey, ingestServiceKey, principalKey, signatureFailureKey } from "./context.ts";
 
 /** One request at a listener: made when it arrives, handed explicitly to every step after. */
 export interface Exchange {
@@ -35,6 +35,8 @@ export interface Exchange {
   values: ContextValues | null;
   /** The declared request body size (null: unknown, a chunked body). */
   bytesIn: number | null;
+  /** How long a long poll held its answer waiting for an event: not counted in its duration. */
+  heldMs: number;
 }
 
 export interface RequestObserver {
@@ -57,7 +59,8 @@ export function createRequestObserver(deps: {
     accessLog,
     record(x, status, bytesOut) {
       if (!metrics && !accessLog) return;
-      const elapsed = performance.now() - x.started;
+      // A long poll's wait for an event is the caller's choice, not the server's latency.
+      const elapsed = performance.now() - x.started - (x.heldMs || (x.values?.get(heldMsKey) ?? 0));
       if (metrics) observer.httpRequest(x.route, x.method, status, elapsed / 1000);
       if (!accessLog) return;
       const principal = x.principal ?? x.values?.get(principalKey);

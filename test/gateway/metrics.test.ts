@@ -227,3 +227,25 @@ describe("GET /metrics", () => {
     expect(world.app.observer).toBe(noopObserver);
   });
 });
+
+describe("a long poll's wait", () => {
+  test("is left out of intake_http_request_duration_seconds on REST and Connect: an empty wait=1 poll records well under 1 s", async () => {
+    world = await createWorld();
+    const started = performance.now();
+    const rest = await world.request("GET", "/v1/feed?start=latest&wait=1");
+    expect(rest.status).toBe(200);
+    const rpc = await world.request("POST", "/intake.v1.EventFeedService/ListFeed", {
+      body: { start: "FEED_START_LATEST", waitSeconds: 1 },
+      headers: { "connect-protocol-version": "1" },
+    });
+    expect(rpc.status).toBe(200);
+    // Both polls really waited their second for an event that never came.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1900);
+    const { text } = await scrapeText(world);
+    for (const route of ["/v1/feed", "/intake.v1.EventFeedService/ListFeed"]) {
+      const { buckets } = histogram(text, "intake_http_request_duration_seconds", { route });
+      // One request, and it fell in the 0.5 s bucket: its second of waiting is not in it.
+      expect([route, buckets?.["+Inf"], buckets?.["0.5"]]).toEqual([route, "1", "1"]);
+    }
+  });
+});
