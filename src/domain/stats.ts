@@ -234,3 +234,5 @@ export function createServiceStats(deps: { store: Store; clock: Clock }) {
 
   return { serviceStats };
 }
+
+export type ServiceStatsReader = ReturnType<typeof createServiceStats>;

@@ -27,6 +27,7 @@ import { ingestOperations } from "./ingest.ts";
 import type { Operation, OperationDomain } from "./operation.ts";
 import { rootRoutes } from "./root.ts";
 import { connectRoutes } from "./rpc.ts";
+import { searchOperations } from "./search.ts";
 import { serviceOperations } from "./services.ts";
 import { setupOperations } from "./setup.ts";
 import { tenantOperations } from "./tenant.ts";
@@ -105,6 +106,7 @@ export function declareOperations(deps: Pick<GatewayDeps, "domain" | "limits" | 
     ...feedOperations(from),
     ...auditOperations(from),
     ...incidentOperations(from),
+    ...searchOperations(from),
   ];
 }
 

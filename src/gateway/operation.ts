@@ -16,7 +16,9 @@ import type { Ingest } from "../domain/ingest.ts";
 import type { Limits } from "../domain/limits.ts";
 import type { Maybe } from "../domain/maybe.ts";
 import type { Onboarding } from "../domain/onboarding.ts";
+import type { EventSearch } from "../domain/search.ts";
 import type { Services } from "../domain/services.ts";
+import type { ServiceStatsReader } from "../domain/stats.ts";
 import type { Tenants } from "../domain/tenant.ts";
 import type { Tokens } from "../domain/tokens.ts";
 import type { Principal } from "../domain/types.ts";
@@ -50,6 +52,8 @@ export interface OperationDomain {
   feed: Feed;
   audit: Audit;
   incidents: IncidentHandling;
+  search: EventSearch;
+  serviceStats: ServiceStatsReader;
 }
 
 export interface OperationDeps {

@@ -130,6 +130,15 @@ const CALLS: Record<string, Omit<AuthRoute, "method" | "pattern" | "mutating" | 
     prepare: async (world) => ({ path: `/v1/services/${await svc(world)}/events` }),
     foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}/events` }),
   },
+  "GET /v1/services/:id/stats": {
+    ok: 200,
+    prepare: async (world) => ({ path: `/v1/services/${await svc(world)}/stats` }),
+    foreign: async (world, other) => ({ path: `/v1/services/${await svc(world, other)}/stats` }),
+  },
+  "GET /v1/events": {
+    ok: 200,
+    prepare: async () => ({ path: "/v1/events" }),
+  },
   "GET /v1/feed": {
     ok: 200,
     prepare: async () => ({ path: "/v1/feed" }),

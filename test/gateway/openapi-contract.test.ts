@@ -198,6 +198,14 @@ test("every operation, its success and main errors, agrees with /openapi.json: z
   await call("POST", `/v1/ingest/${sw.id}`, 200, { token: null, body: event, headers: swHeaders("msg_1") });
   await call("GET", `/v1/services/${sender.id}/events?limit=5`, 200);
   await call("GET", `/v1/services/${unknownId("svc")}/events`, 404);
+  await call("GET", `/v1/services/${sender.id}/stats?window=7d`, 200);
+  await call("GET", `/v1/services/${sender.id}/stats?window=1y`, 400, { allowed: false });
+  await call("GET", `/v1/services/${unknownId("svc")}/stats`, 404);
+
+  // Finding events: filters (search itself is off in this world).
+  await call("GET", `/v1/events?service_id=${sender.id}&type=invoice.paid&limit=1`, 200);
+  await call("GET", "/v1/events?received_after=yesterday", 400, { allowed: false });
+  await call("GET", "/v1/events?q=invoice", 400);
 
   // Feed.
   const feed = await call("GET", `/v1/feed?limit=2&service_id=${sender.id}`, 200);
