@@ -11,7 +11,9 @@ import type { Feed } from "../domain/feed.ts";
 import type { IncidentHandling } from "../domain/incident-handling.ts";
 import type { Ingest } from "../domain/ingest.ts";
 import type { Onboarding } from "../domain/onboarding.ts";
+import type { EventSearch } from "../domain/search.ts";
 import type { Services } from "../domain/services.ts";
+import type { ServiceStatsReader } from "../domain/stats.ts";
 import type { Tenants } from "../domain/tenant.ts";
 import type { Tokens } from "../domain/tokens.ts";
 import type { Logger } from "../logger.ts";
@@ -34,6 +36,8 @@ export interface RpcImplsDeps {
   feed: Feed;
   audit: Audit;
   incidents: IncidentHandling;
+  search: EventSearch;
+  serviceStats: ServiceStatsReader;
   logger: Logger;
   /** The deployed version the health probe reports. */
   version: string;
@@ -43,12 +47,12 @@ export function createRpcImpls(deps: RpcImplsDeps) {
   const { logger } = deps;
   return {
     apiTokens: createApiTokenServiceImpl({ tokens: deps.tokens, logger }),
-    services: createServiceRegistryImpl({ services: deps.services, logger }),
+    services: createServiceRegistryImpl({ services: deps.services, serviceStats: deps.serviceStats, logger }),
     tenant: createTenantImpl({ tenants: deps.tenants, logger }),
     setup: createSetupImpl({ onboarding: deps.onboarding, logger }),
     health: createHealthImpl(deps.version),
-    /** Ingest, ListEvents and GetEvent. */
-    ingest: createIngestImpl({ ingest: deps.ingest, feed: deps.feed, logger }),
+    /** Ingest, ListEvents, GetEvent and SearchEvents. */
+    ingest: createIngestImpl({ ingest: deps.ingest, feed: deps.feed, search: deps.search, logger }),
     /** ListFeed and StreamFeed. */
     feed: createFeedImpl({ feed: deps.feed, logger }),
     audit: createAuditImpl({ audit: deps.audit, logger }),

@@ -1,8 +1,14 @@
 import { create } from "@bufbuild/protobuf";
-import { GetEventResponseSchema, type IngestService, ListEventsResponseSchema } from "../../gen/intake/v1/ingest_pb.ts";
+import {
+  GetEventResponseSchema,
+  type IngestService,
+  ListEventsResponseSchema,
+  SearchEventsResponseSchema,
+} from "../../gen/intake/v1/ingest_pb.ts";
 import type { Feed } from "../domain/feed.ts";
 import { parseId } from "../domain/ids.ts";
 import { type Ingest, SignatureRefused } from "../domain/ingest.ts";
+import type { EventSearch } from "../domain/search.ts";
 import type { Logger } from "../logger.ts";
 import { eventMessage, ingestResponseMessage } from "../shapes/events.ts";
 import { ingestServiceKey, principalOf, signatureFailureKey } from "./context.ts";
@@ -10,8 +16,13 @@ import type { Impl } from "./impl.ts";
 import { rpcMethod } from "./method.ts";
 import { rateLimitSinkKey } from "./rate-limit.ts";
 
-export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Logger }): Impl<typeof IngestService> {
-  const { ingest, feed, logger } = deps;
+export function createIngestImpl(deps: {
+  ingest: Ingest;
+  feed: Feed;
+  search: EventSearch;
+  logger: Logger;
+}): Impl<typeof IngestService> {
+  const { ingest, feed, search, logger } = deps;
   return {
     // No bearer token (policy `open`): the signature is the credential.
     ingest: rpcMethod(logger, async (req, context) => {
@@ -45,5 +56,22 @@ export function createIngestImpl(deps: { ingest: Ingest; feed: Feed; logger: Log
     getEvent: rpcMethod(logger, async (req, ctx) =>
       create(GetEventResponseSchema, { event: eventMessage(await feed.getEvent(principalOf(ctx), req.id)) }),
     ),
+
+    searchEvents: rpcMethod(logger, async (req, ctx) => {
+      const page = await search.searchEvents(principalOf(ctx), {
+        serviceId: req.serviceId,
+        type: req.type,
+        incidentId: req.incidentId,
+        receivedAfter: req.receivedAfter,
+        receivedBefore: req.receivedBefore,
+        q: req.q,
+        limit: req.limit,
+        cursor: req.cursor,
+      });
+      return create(SearchEventsResponseSchema, {
+        data: page.items.map(eventMessage),
+        nextCursor: page.nextCursor ?? undefined,
+      });
+    }),
   };
 }

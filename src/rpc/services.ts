@@ -13,9 +13,11 @@ import { formatId } from "../domain/ids.ts";
 import { andThen } from "../domain/maybe.ts";
 import type { Page } from "../domain/pagination.ts";
 import type { Services } from "../domain/services.ts";
+import type { ServiceStatsReader } from "../domain/stats.ts";
 import type { ServiceSummary } from "../domain/types.ts";
 import type { Logger } from "../logger.ts";
 import { schemeOfMessage, serviceMessage } from "../shapes/services.ts";
+import { serviceStatsMessage } from "../shapes/stats.ts";
 import { ts } from "../shapes/time.ts";
 import { principalOf, requestIdOf } from "./context.ts";
 import type { Impl } from "./impl.ts";
@@ -38,9 +40,10 @@ const pageMessage = onceEach((page: Page<ServiceSummary>) =>
 
 export function createServiceRegistryImpl(deps: {
   services: Services;
+  serviceStats: ServiceStatsReader;
   logger: Logger;
 }): Impl<typeof ServiceRegistryService> {
-  const { services, logger } = deps;
+  const { services, serviceStats, logger } = deps;
   return {
     createService: rpcMethod(logger, async (req, ctx) => {
       const { record, signingSecret } = await services.createService(
@@ -102,5 +105,8 @@ export function createServiceRegistryImpl(deps: {
         previousSecretExpiresAt: ts(record.previousSecretExpiresAt as number),
       });
     }),
+    getServiceStats: rpcMethod(logger, async (req, ctx) =>
+      serviceStatsMessage(await serviceStats.serviceStats(principalOf(ctx), req.id, req.window)),
+    ),
   };
 }

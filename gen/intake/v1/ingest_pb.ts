@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file intake/v1/ingest.proto.
  */
 export const file_intake_v1_ingest: GenFile = /*@__PURE__*/
-  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEijQIKDUluZ2VzdFJlcXVlc3QSEgoKc2VydmljZV9pZBgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHcGF5bG9hZBgDIAEoDBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIXCgp3ZWJob29rX2lkGAUgASgJSAGIAQESHgoRd2ViaG9va190aW1lc3RhbXAYBiABKAlIAogBARIeChF3ZWJob29rX3NpZ25hdHVyZRgHIAEoCUgDiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCDQoLX3dlYmhvb2tfaWRCFAoSX3dlYmhvb2tfdGltZXN0YW1wQhQKEl93ZWJob29rX3NpZ25hdHVyZSKwAQoOSW5nZXN0UmVzcG9uc2USCgoCaWQYASABKAkSLwoLcmVjZWl2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCWR1cGxpY2F0ZRgDIAEoCBIWCglkZWR1cF9rZXkYBCABKAlIAIgBARIYCgtpbmNpZGVudF9pZBgFIAEoCUgBiAEBQgwKCl9kZWR1cF9rZXlCDgoMX2luY2lkZW50X2lkIuEBCgVFdmVudBIKCgJpZBgBIAEoCRISCgpzZXJ2aWNlX2lkGAIgASgJEi8KC3JlY2VpdmVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIPCgdwYXlsb2FkGAUgASgMEhEKBHR5cGUYBiABKAlIAYgBARIYCgtpbmNpZGVudF9pZBgHIAEoCUgCiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCBwoFX3R5cGVCDgoMX2luY2lkZW50X2lkImUKEUxpc3RFdmVudHNSZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZjdXJzb3IYAyABKAlIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciJeChJMaXN0RXZlbnRzUmVzcG9uc2USHgoEZGF0YRgBIAMoCzIQLmludGFrZS52MS5FdmVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciIdCg9HZXRFdmVudFJlcXVlc3QSCgoCaWQYASABKAkiMwoQR2V0RXZlbnRSZXNwb25zZRIfCgVldmVudBgBIAEoCzIQLmludGFrZS52MS5FdmVudDLeAQoNSW5nZXN0U2VydmljZRI9CgZJbmdlc3QSGC5pbnRha2UudjEuSW5nZXN0UmVxdWVzdBoZLmludGFrZS52MS5Jbmdlc3RSZXNwb25zZRJJCgpMaXN0RXZlbnRzEhwuaW50YWtlLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gh0uaW50YWtlLnYxLkxpc3RFdmVudHNSZXNwb25zZRJDCghHZXRFdmVudBIaLmludGFrZS52MS5HZXRFdmVudFJlcXVlc3QaGy5pbnRha2UudjEuR2V0RXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChZpbnRha2UvdjEvaW5nZXN0LnByb3RvEglpbnRha2UudjEijQIKDUluZ2VzdFJlcXVlc3QSEgoKc2VydmljZV9pZBgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSDwoHcGF5bG9hZBgDIAEoDBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIXCgp3ZWJob29rX2lkGAUgASgJSAGIAQESHgoRd2ViaG9va190aW1lc3RhbXAYBiABKAlIAogBARIeChF3ZWJob29rX3NpZ25hdHVyZRgHIAEoCUgDiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCDQoLX3dlYmhvb2tfaWRCFAoSX3dlYmhvb2tfdGltZXN0YW1wQhQKEl93ZWJob29rX3NpZ25hdHVyZSKwAQoOSW5nZXN0UmVzcG9uc2USCgoCaWQYASABKAkSLwoLcmVjZWl2ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCWR1cGxpY2F0ZRgDIAEoCBIWCglkZWR1cF9rZXkYBCABKAlIAIgBARIYCgtpbmNpZGVudF9pZBgFIAEoCUgBiAEBQgwKCl9kZWR1cF9rZXlCDgoMX2luY2lkZW50X2lkIuEBCgVFdmVudBIKCgJpZBgBIAEoCRISCgpzZXJ2aWNlX2lkGAIgASgJEi8KC3JlY2VpdmVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIcCg9pZGVtcG90ZW5jeV9rZXkYBCABKAlIAIgBARIPCgdwYXlsb2FkGAUgASgMEhEKBHR5cGUYBiABKAlIAYgBARIYCgtpbmNpZGVudF9pZBgHIAEoCUgCiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCBwoFX3R5cGVCDgoMX2luY2lkZW50X2lkImUKEUxpc3RFdmVudHNSZXF1ZXN0EhIKCnNlcnZpY2VfaWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARITCgZjdXJzb3IYAyABKAlIAYgBAUIICgZfbGltaXRCCQoHX2N1cnNvciJeChJMaXN0RXZlbnRzUmVzcG9uc2USHgoEZGF0YRgBIAMoCzIQLmludGFrZS52MS5FdmVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciIdCg9HZXRFdmVudFJlcXVlc3QSCgoCaWQYASABKAkiMwoQR2V0RXZlbnRSZXNwb25zZRIfCgVldmVudBgBIAEoCzIQLmludGFrZS52MS5FdmVudCK5AgoTU2VhcmNoRXZlbnRzUmVxdWVzdBIXCgpzZXJ2aWNlX2lkGAEgASgJSACIAQESEQoEdHlwZRgCIAEoCUgBiAEBEhgKC2luY2lkZW50X2lkGAMgASgJSAKIAQESGwoOcmVjZWl2ZWRfYWZ0ZXIYBCABKAlIA4gBARIcCg9yZWNlaXZlZF9iZWZvcmUYBSABKAlIBIgBARIOCgFxGAYgASgJSAWIAQESEgoFbGltaXQYByABKAVIBogBARITCgZjdXJzb3IYCCABKAlIB4gBAUINCgtfc2VydmljZV9pZEIHCgVfdHlwZUIOCgxfaW5jaWRlbnRfaWRCEQoPX3JlY2VpdmVkX2FmdGVyQhIKEF9yZWNlaXZlZF9iZWZvcmVCBAoCX3FCCAoGX2xpbWl0QgkKB19jdXJzb3IiYAoUU2VhcmNoRXZlbnRzUmVzcG9uc2USHgoEZGF0YRgBIAMoCzIQLmludGFrZS52MS5FdmVudBIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvcjKvAgoNSW5nZXN0U2VydmljZRI9CgZJbmdlc3QSGC5pbnRha2UudjEuSW5nZXN0UmVxdWVzdBoZLmludGFrZS52MS5Jbmdlc3RSZXNwb25zZRJJCgpMaXN0RXZlbnRzEhwuaW50YWtlLnYxLkxpc3RFdmVudHNSZXF1ZXN0Gh0uaW50YWtlLnYxLkxpc3RFdmVudHNSZXNwb25zZRJDCghHZXRFdmVudBIaLmludGFrZS52MS5HZXRFdmVudFJlcXVlc3QaGy5pbnRha2UudjEuR2V0RXZlbnRSZXNwb25zZRJPCgxTZWFyY2hFdmVudHMSHi5pbnRha2UudjEuU2VhcmNoRXZlbnRzUmVxdWVzdBofLmludGFrZS52MS5TZWFyY2hFdmVudHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message intake.v1.IngestRequest
@@ -258,6 +258,97 @@ export const GetEventResponseSchema: GenMessage<GetEventResponse> = /*@__PURE__*
   messageDesc(file_intake_v1_ingest, 6);
 
 /**
+ * The same fields as GET /v1/events' query (docs/search.md): all optional, ANDed.
+ *
+ * @generated from message intake.v1.SearchEventsRequest
+ */
+export type SearchEventsRequest = Message<"intake.v1.SearchEventsRequest"> & {
+  /**
+   * svc_…; another tenant's is an empty page.
+   *
+   * @generated from field: optional string service_id = 1;
+   */
+  serviceId?: string | undefined;
+
+  /**
+   * The payload's top-level type, exactly.
+   *
+   * @generated from field: optional string type = 2;
+   */
+  type?: string | undefined;
+
+  /**
+   * inc_…: the alert events of one incident.
+   *
+   * @generated from field: optional string incident_id = 3;
+   */
+  incidentId?: string | undefined;
+
+  /**
+   * RFC 3339, inclusive.
+   *
+   * @generated from field: optional string received_after = 4;
+   */
+  receivedAfter?: string | undefined;
+
+  /**
+   * RFC 3339, exclusive.
+   *
+   * @generated from field: optional string received_before = 5;
+   */
+  receivedBefore?: string | undefined;
+
+  /**
+   * 1..8 whitespace-separated terms, each a case-insensitive substring of the payload;
+   * FailedPrecondition search_disabled while INTAKE_EVENT_SEARCH=false.
+   *
+   * @generated from field: optional string q = 6;
+   */
+  q?: string | undefined;
+
+  /**
+   * @generated from field: optional int32 limit = 7;
+   */
+  limit?: number | undefined;
+
+  /**
+   * next_cursor of the previous page.
+   *
+   * @generated from field: optional string cursor = 8;
+   */
+  cursor?: string | undefined;
+};
+
+/**
+ * Describes the message intake.v1.SearchEventsRequest.
+ * Use `create(SearchEventsRequestSchema)` to create a new message.
+ */
+export const SearchEventsRequestSchema: GenMessage<SearchEventsRequest> = /*@__PURE__*/
+  messageDesc(file_intake_v1_ingest, 7);
+
+/**
+ * @generated from message intake.v1.SearchEventsResponse
+ */
+export type SearchEventsResponse = Message<"intake.v1.SearchEventsResponse"> & {
+  /**
+   * @generated from field: repeated intake.v1.Event data = 1;
+   */
+  data: Event[];
+
+  /**
+   * @generated from field: optional string next_cursor = 2;
+   */
+  nextCursor?: string | undefined;
+};
+
+/**
+ * Describes the message intake.v1.SearchEventsResponse.
+ * Use `create(SearchEventsResponseSchema)` to create a new message.
+ */
+export const SearchEventsResponseSchema: GenMessage<SearchEventsResponse> = /*@__PURE__*/
+  messageDesc(file_intake_v1_ingest, 8);
+
+/**
  * IngestService takes signed events from senders and lists what was stored.
  *
  * @generated from service intake.v1.IngestService
@@ -292,6 +383,16 @@ export const IngestService: GenService<{
     methodKind: "unary";
     input: typeof GetEventRequestSchema;
     output: typeof GetEventResponseSchema;
+  },
+  /**
+   * SearchEvents finds the tenant's events, newest first: filters ANDed, `q` a payload search (§18).
+   *
+   * @generated from rpc intake.v1.IngestService.SearchEvents
+   */
+  searchEvents: {
+    methodKind: "unary";
+    input: typeof SearchEventsRequestSchema;
+    output: typeof SearchEventsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_intake_v1_ingest, 0);

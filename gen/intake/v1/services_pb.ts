@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file intake/v1/services.proto.
  */
 export const file_intake_v1_services: GenFile = /*@__PURE__*/
-  fileDesc("ChhpbnRha2UvdjEvc2VydmljZXMucHJvdG8SCWludGFrZS52MSK4BAoHU2VydmljZRIKCgJpZBgBIAEoCRIUCgxzZXJ2aWNlX25hbWUYAiABKAkSFAoMaXNfbW9uaXRvcmVkGAMgASgIEh0KFXNpZ25pbmdfc2VjcmV0X3ByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6ChFzZWNyZXRfcm90YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARItCgpyYXRlX2xpbWl0GAkgASgLMhQuaW50YWtlLnYxLlJhdGVMaW1pdEgCiAEBEjQKEHNpZ25hdHVyZV9zY2hlbWUYCiABKA4yGi5pbnRha2UudjEuU2lnbmF0dXJlU2NoZW1lEioKHWluY2lkZW50X2F1dG9fcmVzb2x2ZV9zZWNvbmRzGAsgASgFSAOIAQFCFAoSX3NlY3JldF9yb3RhdGVkX2F0Qh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdEINCgtfcmF0ZV9saW1pdEIgCh5faW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMiMgoJUmF0ZUxpbWl0Eg0KBWxpbWl0GAEgASgFEhYKDndpbmRvd19zZWNvbmRzGAIgASgFItwBChRDcmVhdGVTZXJ2aWNlUmVxdWVzdBIUCgxzZXJ2aWNlX25hbWUYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESNAoQc2lnbmF0dXJlX3NjaGVtZRgDIAEoDjIaLmludGFrZS52MS5TaWduYXR1cmVTY2hlbWUSKgodaW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMYBCABKAVIAYgBAUIPCg1faXNfbW9uaXRvcmVkQiAKHl9pbmNpZGVudF9hdXRvX3Jlc29sdmVfc2Vjb25kcyJUChVDcmVhdGVTZXJ2aWNlUmVzcG9uc2USIwoHc2VydmljZRgBIAEoCzISLmludGFrZS52MS5TZXJ2aWNlEhYKDnNpZ25pbmdfc2VjcmV0GAIgASgJIh8KEUdldFNlcnZpY2VSZXF1ZXN0EgoKAmlkGAEgASgJIjkKEkdldFNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiUwoTTGlzdFNlcnZpY2VzUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEhMKBmN1cnNvchgCIAEoCUgBiAEBQggKBl9saW1pdEIJCgdfY3Vyc29yImIKFExpc3RTZXJ2aWNlc1Jlc3BvbnNlEiAKBGRhdGEYASADKAsyEi5pbnRha2UudjEuU2VydmljZRIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciKdAwoUVXBkYXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESGQoMc2VydmljZV9uYW1lGAMgASgJSAGIAQESLQoKcmF0ZV9saW1pdBgEIAEoCzIULmludGFrZS52MS5SYXRlTGltaXRIAogBARIYChByZXNldF9yYXRlX2xpbWl0GAUgASgIEjkKEHNpZ25hdHVyZV9zY2hlbWUYBiABKA4yGi5pbnRha2UudjEuU2lnbmF0dXJlU2NoZW1lSAOIAQESKgodaW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMYByABKAVIBIgBARIrCiNyZXNldF9pbmNpZGVudF9hdXRvX3Jlc29sdmVfc2Vjb25kcxgIIAEoCEIPCg1faXNfbW9uaXRvcmVkQg8KDV9zZXJ2aWNlX25hbWVCDQoLX3JhdGVfbGltaXRCEwoRX3NpZ25hdHVyZV9zY2hlbWVCIAoeX2luY2lkZW50X2F1dG9fcmVzb2x2ZV9zZWNvbmRzIjwKFVVwZGF0ZVNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiIgoURGVsZXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlU2VydmljZVJlc3BvbnNlIigKGlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgJItgBChtSb3RhdGVTaWduaW5nU2VjcmV0UmVzcG9uc2USEgoKc2VydmljZV9pZBgBIAEoCRIWCg5zaWduaW5nX3NlY3JldBgCIAEoCRIdChVzaWduaW5nX3NlY3JldF9wcmVmaXgYAyABKAkSLgoKcm90YXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKngKD1NpZ25hdHVyZVNjaGVtZRIgChxTSUdOQVRVUkVfU0NIRU1FX1VOU1BFQ0lGSUVEEAASGwoXU0lHTkFUVVJFX1NDSEVNRV9TVFJJUEUQARImCiJTSUdOQVRVUkVfU0NIRU1FX1NUQU5EQVJEX1dFQkhPT0tTEAIylgQKFlNlcnZpY2VSZWdpc3RyeVNlcnZpY2USUgoNQ3JlYXRlU2VydmljZRIfLmludGFrZS52MS5DcmVhdGVTZXJ2aWNlUmVxdWVzdBogLmludGFrZS52MS5DcmVhdGVTZXJ2aWNlUmVzcG9uc2USSQoKR2V0U2VydmljZRIcLmludGFrZS52MS5HZXRTZXJ2aWNlUmVxdWVzdBodLmludGFrZS52MS5HZXRTZXJ2aWNlUmVzcG9uc2USTwoMTGlzdFNlcnZpY2VzEh4uaW50YWtlLnYxLkxpc3RTZXJ2aWNlc1JlcXVlc3QaHy5pbnRha2UudjEuTGlzdFNlcnZpY2VzUmVzcG9uc2USUgoNVXBkYXRlU2VydmljZRIfLmludGFrZS52MS5VcGRhdGVTZXJ2aWNlUmVxdWVzdBogLmludGFrZS52MS5VcGRhdGVTZXJ2aWNlUmVzcG9uc2USUgoNRGVsZXRlU2VydmljZRIfLmludGFrZS52MS5EZWxldGVTZXJ2aWNlUmVxdWVzdBogLmludGFrZS52MS5EZWxldGVTZXJ2aWNlUmVzcG9uc2USZAoTUm90YXRlU2lnbmluZ1NlY3JldBIlLmludGFrZS52MS5Sb3RhdGVTaWduaW5nU2VjcmV0UmVxdWVzdBomLmludGFrZS52MS5Sb3RhdGVTaWduaW5nU2VjcmV0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChhpbnRha2UvdjEvc2VydmljZXMucHJvdG8SCWludGFrZS52MSK4BAoHU2VydmljZRIKCgJpZBgBIAEoCRIUCgxzZXJ2aWNlX25hbWUYAiABKAkSFAoMaXNfbW9uaXRvcmVkGAMgASgIEh0KFXNpZ25pbmdfc2VjcmV0X3ByZWZpeBgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6ChFzZWNyZXRfcm90YXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARJDChpwcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARItCgpyYXRlX2xpbWl0GAkgASgLMhQuaW50YWtlLnYxLlJhdGVMaW1pdEgCiAEBEjQKEHNpZ25hdHVyZV9zY2hlbWUYCiABKA4yGi5pbnRha2UudjEuU2lnbmF0dXJlU2NoZW1lEioKHWluY2lkZW50X2F1dG9fcmVzb2x2ZV9zZWNvbmRzGAsgASgFSAOIAQFCFAoSX3NlY3JldF9yb3RhdGVkX2F0Qh0KG19wcmV2aW91c19zZWNyZXRfZXhwaXJlc19hdEINCgtfcmF0ZV9saW1pdEIgCh5faW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMiMgoJUmF0ZUxpbWl0Eg0KBWxpbWl0GAEgASgFEhYKDndpbmRvd19zZWNvbmRzGAIgASgFItwBChRDcmVhdGVTZXJ2aWNlUmVxdWVzdBIUCgxzZXJ2aWNlX25hbWUYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESNAoQc2lnbmF0dXJlX3NjaGVtZRgDIAEoDjIaLmludGFrZS52MS5TaWduYXR1cmVTY2hlbWUSKgodaW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMYBCABKAVIAYgBAUIPCg1faXNfbW9uaXRvcmVkQiAKHl9pbmNpZGVudF9hdXRvX3Jlc29sdmVfc2Vjb25kcyJUChVDcmVhdGVTZXJ2aWNlUmVzcG9uc2USIwoHc2VydmljZRgBIAEoCzISLmludGFrZS52MS5TZXJ2aWNlEhYKDnNpZ25pbmdfc2VjcmV0GAIgASgJIh8KEUdldFNlcnZpY2VSZXF1ZXN0EgoKAmlkGAEgASgJIjkKEkdldFNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiUwoTTGlzdFNlcnZpY2VzUmVxdWVzdBISCgVsaW1pdBgBIAEoBUgAiAEBEhMKBmN1cnNvchgCIAEoCUgBiAEBQggKBl9saW1pdEIJCgdfY3Vyc29yImIKFExpc3RTZXJ2aWNlc1Jlc3BvbnNlEiAKBGRhdGEYASADKAsyEi5pbnRha2UudjEuU2VydmljZRIYCgtuZXh0X2N1cnNvchgCIAEoCUgAiAEBQg4KDF9uZXh0X2N1cnNvciKdAwoUVXBkYXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkSGQoMaXNfbW9uaXRvcmVkGAIgASgISACIAQESGQoMc2VydmljZV9uYW1lGAMgASgJSAGIAQESLQoKcmF0ZV9saW1pdBgEIAEoCzIULmludGFrZS52MS5SYXRlTGltaXRIAogBARIYChByZXNldF9yYXRlX2xpbWl0GAUgASgIEjkKEHNpZ25hdHVyZV9zY2hlbWUYBiABKA4yGi5pbnRha2UudjEuU2lnbmF0dXJlU2NoZW1lSAOIAQESKgodaW5jaWRlbnRfYXV0b19yZXNvbHZlX3NlY29uZHMYByABKAVIBIgBARIrCiNyZXNldF9pbmNpZGVudF9hdXRvX3Jlc29sdmVfc2Vjb25kcxgIIAEoCEIPCg1faXNfbW9uaXRvcmVkQg8KDV9zZXJ2aWNlX25hbWVCDQoLX3JhdGVfbGltaXRCEwoRX3NpZ25hdHVyZV9zY2hlbWVCIAoeX2luY2lkZW50X2F1dG9fcmVzb2x2ZV9zZWNvbmRzIjwKFVVwZGF0ZVNlcnZpY2VSZXNwb25zZRIjCgdzZXJ2aWNlGAEgASgLMhIuaW50YWtlLnYxLlNlcnZpY2UiIgoURGVsZXRlU2VydmljZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlU2VydmljZVJlc3BvbnNlIigKGlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXF1ZXN0EgoKAmlkGAEgASgJItgBChtSb3RhdGVTaWduaW5nU2VjcmV0UmVzcG9uc2USEgoKc2VydmljZV9pZBgBIAEoCRIWCg5zaWduaW5nX3NlY3JldBgCIAEoCRIdChVzaWduaW5nX3NlY3JldF9wcmVmaXgYAyABKAkSLgoKcm90YXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkQKFkdldFNlcnZpY2VTdGF0c1JlcXVlc3QSCgoCaWQYASABKAkSEwoGd2luZG93GAIgASgJSACIAQFCCQoHX3dpbmRvdyKpAQoSU2VydmljZVN0YXRzQnVja2V0EikKBXN0YXJ0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI5CgZjb3VudHMYAiADKAsyKS5pbnRha2UudjEuU2VydmljZVN0YXRzQnVja2V0LkNvdW50c0VudHJ5Gi0KC0NvdW50c0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEisgIKF0dldFNlcnZpY2VTdGF0c1Jlc3BvbnNlEg4KBndpbmRvdxgBIAEoCRIWCg5idWNrZXRfc2Vjb25kcxgCIAEoBRIoCgRmcm9tGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoHYnVja2V0cxgFIAMoCzIdLmludGFrZS52MS5TZXJ2aWNlU3RhdHNCdWNrZXQSPgoGdG90YWxzGAYgAygLMi4uaW50YWtlLnYxLkdldFNlcnZpY2VTdGF0c1Jlc3BvbnNlLlRvdGFsc0VudHJ5Gi0KC1RvdGFsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEqeAoPU2lnbmF0dXJlU2NoZW1lEiAKHFNJR05BVFVSRV9TQ0hFTUVfVU5TUEVDSUZJRUQQABIbChdTSUdOQVRVUkVfU0NIRU1FX1NUUklQRRABEiYKIlNJR05BVFVSRV9TQ0hFTUVfU1RBTkRBUkRfV0VCSE9PS1MQAjLwBAoWU2VydmljZVJlZ2lzdHJ5U2VydmljZRJSCg1DcmVhdGVTZXJ2aWNlEh8uaW50YWtlLnYxLkNyZWF0ZVNlcnZpY2VSZXF1ZXN0GiAuaW50YWtlLnYxLkNyZWF0ZVNlcnZpY2VSZXNwb25zZRJJCgpHZXRTZXJ2aWNlEhwuaW50YWtlLnYxLkdldFNlcnZpY2VSZXF1ZXN0Gh0uaW50YWtlLnYxLkdldFNlcnZpY2VSZXNwb25zZRJPCgxMaXN0U2VydmljZXMSHi5pbnRha2UudjEuTGlzdFNlcnZpY2VzUmVxdWVzdBofLmludGFrZS52MS5MaXN0U2VydmljZXNSZXNwb25zZRJSCg1VcGRhdGVTZXJ2aWNlEh8uaW50YWtlLnYxLlVwZGF0ZVNlcnZpY2VSZXF1ZXN0GiAuaW50YWtlLnYxLlVwZGF0ZVNlcnZpY2VSZXNwb25zZRJSCg1EZWxldGVTZXJ2aWNlEh8uaW50YWtlLnYxLkRlbGV0ZVNlcnZpY2VSZXF1ZXN0GiAuaW50YWtlLnYxLkRlbGV0ZVNlcnZpY2VSZXNwb25zZRJkChNSb3RhdGVTaWduaW5nU2VjcmV0EiUuaW50YWtlLnYxLlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXF1ZXN0GiYuaW50YWtlLnYxLlJvdGF0ZVNpZ25pbmdTZWNyZXRSZXNwb25zZRJYCg9HZXRTZXJ2aWNlU3RhdHMSIS5pbnRha2UudjEuR2V0U2VydmljZVN0YXRzUmVxdWVzdBoiLmludGFrZS52MS5HZXRTZXJ2aWNlU3RhdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * Service is the public record of a sender (never with its secret).
@@ -430,6 +430,101 @@ export const RotateSigningSecretResponseSchema: GenMessage<RotateSigningSecretRe
   messageDesc(file_intake_v1_services, 13);
 
 /**
+ * @generated from message intake.v1.GetServiceStatsRequest
+ */
+export type GetServiceStatsRequest = Message<"intake.v1.GetServiceStatsRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * "24h" (default: 5-minute buckets) or "7d" (hourly buckets).
+   *
+   * @generated from field: optional string window = 2;
+   */
+  window?: string | undefined;
+};
+
+/**
+ * Describes the message intake.v1.GetServiceStatsRequest.
+ * Use `create(GetServiceStatsRequestSchema)` to create a new message.
+ */
+export const GetServiceStatsRequestSchema: GenMessage<GetServiceStatsRequest> = /*@__PURE__*/
+  messageDesc(file_intake_v1_services, 14);
+
+/**
+ * One bucket: the counts of the outcomes that happened in it (accepted, duplicate, each 401
+ * reason, paused, invalid_request, payload_too_large, rate_limited, unavailable, internal_error).
+ *
+ * @generated from message intake.v1.ServiceStatsBucket
+ */
+export type ServiceStatsBucket = Message<"intake.v1.ServiceStatsBucket"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp start = 1;
+   */
+  start?: Timestamp | undefined;
+
+  /**
+   * @generated from field: map<string, int64> counts = 2;
+   */
+  counts: { [key: string]: bigint };
+};
+
+/**
+ * Describes the message intake.v1.ServiceStatsBucket.
+ * Use `create(ServiceStatsBucketSchema)` to create a new message.
+ */
+export const ServiceStatsBucketSchema: GenMessage<ServiceStatsBucket> = /*@__PURE__*/
+  messageDesc(file_intake_v1_services, 15);
+
+/**
+ * @generated from message intake.v1.GetServiceStatsResponse
+ */
+export type GetServiceStatsResponse = Message<"intake.v1.GetServiceStatsResponse"> & {
+  /**
+   * @generated from field: string window = 1;
+   */
+  window: string;
+
+  /**
+   * @generated from field: int32 bucket_seconds = 2;
+   */
+  bucketSeconds: number;
+
+  /**
+   * The first bucket's start; the end of the last (the one in progress), exclusive.
+   *
+   * @generated from field: google.protobuf.Timestamp from = 3;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 4;
+   */
+  to?: Timestamp | undefined;
+
+  /**
+   * Every bucket of the window, oldest first, empty ones included.
+   *
+   * @generated from field: repeated intake.v1.ServiceStatsBucket buckets = 5;
+   */
+  buckets: ServiceStatsBucket[];
+
+  /**
+   * @generated from field: map<string, int64> totals = 6;
+   */
+  totals: { [key: string]: bigint };
+};
+
+/**
+ * Describes the message intake.v1.GetServiceStatsResponse.
+ * Use `create(GetServiceStatsResponseSchema)` to create a new message.
+ */
+export const GetServiceStatsResponseSchema: GenMessage<GetServiceStatsResponse> = /*@__PURE__*/
+  messageDesc(file_intake_v1_services, 16);
+
+/**
  * SignatureScheme is how a service's senders sign their events (docs/ingest.md).
  *
  * @generated from enum intake.v1.SignatureScheme
@@ -526,6 +621,16 @@ export const ServiceRegistryService: GenService<{
     methodKind: "unary";
     input: typeof RotateSigningSecretRequestSchema;
     output: typeof RotateSigningSecretResponseSchema;
+  },
+  /**
+   * GetServiceStats counts a service's ingest attempts per outcome over a window (§22).
+   *
+   * @generated from rpc intake.v1.ServiceRegistryService.GetServiceStats
+   */
+  getServiceStats: {
+    methodKind: "unary";
+    input: typeof GetServiceStatsRequestSchema;
+    output: typeof GetServiceStatsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_intake_v1_services, 0);
