@@ -1,7 +1,7 @@
 /**
  * §22's service stats fed by real ingest requests through the REST edge: what a sender's
- * chart will show. Runs on both stacks (INTAKE_TEST_STACK). The routes that read them are not
- * built yet, so the read goes through the domain function they will call.
+ * chart will show. Runs on both stacks (INTAKE_TEST_STACK). The read goes through the domain
+ * function the stats route calls (the route itself: test/gateway/search.test.ts).
  */
 import { afterEach, expect, test } from "bun:test";
 import type { Principal } from "../../src/domain/types.ts";
