@@ -9,16 +9,8 @@ import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { createDomain, type Domain, openStore } from "./app.ts";
 import { createMemoryCache } from "./cache/memory.ts";
-import {
-  type Config,
-  ConfigError,
-  describeStore,
-  ENVIRONMENT,
-  invokedAs,
-  loadKeyMaterial,
-  parseConfig,
-  version,
-} from "./config.ts";
+import { type Config, ConfigError, describeStore, invokedAs, loadKeyMaterial, parseConfig, version } from "./config.ts";
+import { ENVIRONMENT } from "./config-environment.ts";
 import { DomainError } from "./domain/errors.ts";
 import { systemClock } from "./domain/types.ts";
 import { createLogger } from "./logger.ts";

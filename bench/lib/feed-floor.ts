@@ -10,7 +10,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { SQL } from "bun";
-import { decodeFeedCursor, encodeFeedCursor } from "../../src/domain/feed.ts";
+import { decodeFeedCursor, encodeFeedCursor } from "../../src/domain/feed-cursor.ts";
 
 /**
  * One event row as the floor reads it. bun:sqlite gives the integers as numbers; Bun's

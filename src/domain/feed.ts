@@ -7,14 +7,23 @@
  * read returns a prefix of the final order. The cursor is that position, bound to the tenant.
  * Readers are woken by the notifier but always read the store: a lost wake-up only delays.
  */
-import { createHash } from "node:crypto";
 import type { Logger } from "../logger.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
+import { decodeFeedCursor, encodeFeedCursor, tenantTag } from "./feed-cursor.ts";
+import {
+  createReaderCaps,
+  createTails,
+  createWaiter,
+  DETACHED,
+  FEED_BATCH_BYTES,
+  STREAM_PAGE,
+  type Step,
+  type TenantTail,
+} from "./feed-live.ts";
 import { parseId } from "./ids.ts";
 import type { FeedNotifier } from "./ports/notifier.ts";
 import type { Observer } from "./ports/observer.ts";
 import type { Store } from "./ports/store.ts";
-import { RateLimitedError } from "./rate-limits.ts";
 import type { EventRecord, Principal } from "./types.ts";
 
 export const FEED_DEFAULT_LIMIT = 100;
@@ -30,18 +39,10 @@ export type FeedStart = (typeof FEED_STARTS)[number];
  * ListFeed message stays under gRPC's customary 4 MiB receive limit (grpc-js, grpc-go).
  */
 export const FEED_PAGE_BYTES = 3 * 1024 * 1024;
-/** The same for what a stream reads from the store at once, and for the reads a tenant's readers share. */
-export const FEED_BATCH_BYTES = 1024 * 1024;
-/** Events a stream reads from the store at once: with the byte budget, all a slow reader can make Intake hold. */
-const STREAM_PAGE = 100;
 /** How often a stream or a long poll re-checks its token (and a stream its filtered service): ends within 1 s of a revoke. */
 const CHECK_INTERVAL_MS = 500;
-/** Re-read without a wake-up at least this often: a lost notification delays, never loses. */
-const RESCAN_INTERVAL_MS = 2_000;
 /** SSE comment / no-op at least this often on an idle stream (docs/feed.md: at most 15 s). */
 const KEEP_ALIVE_MS = 15_000;
-/** Shared reads a tenant keeps for its readers that are a little behind (each within FEED_BATCH_BYTES). */
-const KEPT_BATCHES = 4;
 /** Defaults of INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT (docs/feed.md, "Live readers"). */
 export const FEED_READERS_PER_TOKEN = 10;
 export const FEED_READERS_PER_TENANT = 100;
@@ -137,253 +138,6 @@ export interface ListOptions {
   credential?: string | undefined;
 }
 
-// --- Cursors ----------------------------------------------------------------------------
-
-/**
- * A short digest of the tenant id, so a cursor of one tenant is refused by another (400)
- * without revealing the tenant it belongs to. Not a secret: positions are not either.
- */
-export function tenantTag(tenantId: string): string {
-  return createHash("sha256").update(`intake-feed:${tenantId}`).digest("hex").slice(0, 16);
-}
-
-const CURSOR_TEXT = /^[A-Za-z0-9_-]{1,64}$/;
-const CURSOR_BODY = /^([a-z]\d)\.(\d{1,16})\.([0-9a-f]{16})$/;
-
-/**
- * What a position cursor is of: `f1` the feed of events, `i1` the incident change stream
- * (docs/incidents.md). Both are positions of the tenant's one order; the kind keeps a cursor of
- * one stream from being taken by the other (400).
- */
-export type CursorKind = "f1" | "i1";
-
-/** A position cursor: opaque to clients, base64url of `<kind>.<position>.<tenant tag>`. */
-export function encodeStreamCursor(
-  kind: CursorKind,
-  tenantId: string,
-  position: number,
-  tag = tenantTag(tenantId),
-): string {
-  return Buffer.from(`${kind}.${position}.${tag}`, "latin1").toString("base64url");
-}
-
-/** The position of a cursor of this kind this tenant was given; 400 invalid_request for anything else. */
-export function decodeStreamCursor(kind: CursorKind, tenantId: string, cursor: string, field = "after"): number {
-  const text = CURSOR_TEXT.test(cursor) ? Buffer.from(cursor, "base64url").toString("latin1") : "";
-  const match = CURSOR_BODY.exec(text);
-  const position = match ? Number(match[2]) : Number.NaN;
-  if (!match || match[1] !== kind || !Number.isSafeInteger(position) || match[3] !== tenantTag(tenantId)) {
-    const what = kind === "f1" ? "a feed cursor" : "an incident stream cursor";
-    throw invalid(field, `is not ${what} this API returned to this tenant`);
-  }
-  return position;
-}
-
-/** The feed cursor: opaque to clients, base64url of `f1.<position>.<tenant tag>`. */
-export function encodeFeedCursor(tenantId: string, position: number, tag = tenantTag(tenantId)): string {
-  return encodeStreamCursor("f1", tenantId, position, tag);
-}
-
-/** The position of a feed cursor this tenant was given; 400 invalid_request for anything else. */
-export function decodeFeedCursor(tenantId: string, cursor: string, field = "after"): number {
-  return decodeStreamCursor("f1", tenantId, cursor, field);
-}
-
-// --- Waiting ----------------------------------------------------------------------------
-
-/** What wakes a waiter: the tenant's shared wake-ups (TenantTail.subscribe). */
-interface WakeSource {
-  subscribe(wake: () => void): () => void;
-}
-
-interface Waiter {
-  /** Resolves true when woken (now or since the last wait), false on timeout or abort. */
-  wait(ms: number, signals: ReadonlyArray<AbortSignal | undefined>): Promise<boolean>;
-  close(): void;
-}
-
-function createWaiter(source: WakeSource, extraWake: Set<() => void>): Waiter {
-  let pending = false;
-  let release: ((woken: boolean) => void) | null = null;
-  const wake = () => {
-    if (release) release(true);
-    else pending = true;
-  };
-  const unsubscribe = source.subscribe(wake);
-  extraWake.add(wake);
-  return {
-    wait(ms, signals) {
-      if (pending) {
-        pending = false;
-        return Promise.resolve(true);
-      }
-      if (signals.some((s) => s?.aborted)) return Promise.resolve(false);
-      return new Promise<boolean>((resolve) => {
-        const done = (woken: boolean) => {
-          clearTimeout(timer);
-          for (const s of signals) s?.removeEventListener("abort", onAbort);
-          release = null;
-          resolve(woken);
-        };
-        const onAbort = () => done(false);
-        const timer = setTimeout(() => done(false), Math.max(0, ms));
-        for (const s of signals) s?.addEventListener("abort", onAbort, { once: true });
-        release = done;
-      });
-    },
-    close() {
-      unsubscribe();
-      extraWake.delete(wake);
-      release?.(false);
-    },
-  };
-}
-
-// --- Shared reads -------------------------------------------------------------------------
-
-/** Events read past a position: `to` is where the reader has everything of its filter up to. */
-interface Step {
-  rows: EventRecord[];
-  to: number;
-  /** More may be there already: read again without waiting. */
-  more: boolean;
-}
-
-/** One unfiltered read of the tenant's tail, shared by every reader that is caught up. */
-interface Batch {
-  from: number;
-  to: number;
-  rows: EventRecord[];
-  more: boolean;
-}
-
-const DETACHED = Symbol("detached");
-
-/**
- * A tenant's live readers share one notifier subscription, one rescan timer and one store read
- * per wake-up (docs/feed.md, "Live readers"): `head` is the position the tenant's shared reads
- * reached, and a reader whose own position is at or past it takes its events from the shared
- * batch (filtering by its service in memory) instead of reading the store. A reader behind it
- * (catching up, or too slow for the last few batches) reads for itself until it reaches it.
- */
-class TenantTail {
-  readers = 0;
-  private readonly wakes = new Set<() => void>();
-  private readonly unsubscribe: () => void;
-  private readonly timer: ReturnType<typeof setInterval>;
-  private head: number | null = null;
-  private starting: Promise<void> | null;
-  private dirty = true;
-  private batches: Batch[] = [];
-  private inflight: Promise<void> | null = null;
-
-  constructor(
-    private readonly tenantId: string,
-    private readonly store: Store,
-    notifier: FeedNotifier,
-    private readonly maxEventBytes: number,
-  ) {
-    this.unsubscribe = notifier.subscribe(tenantId, () => this.wake());
-    // Re-read without a wake-up now and then: a lost notification delays, never loses.
-    this.timer = setInterval(() => this.wake(), RESCAN_INTERVAL_MS);
-    this.starting = store.events.feedHead(tenantId).then(
-      (head) => {
-        this.head ??= head;
-        this.starting = null;
-      },
-      () => {
-        this.starting = null; // the readers read for themselves until a shared read succeeds
-      },
-    );
-  }
-
-  subscribe(wake: () => void): () => void {
-    this.wakes.add(wake);
-    return () => this.wakes.delete(wake);
-  }
-
-  wake(): void {
-    this.dirty = true;
-    for (const wake of [...this.wakes]) wake();
-  }
-
-  /** Where the shared reads are: a reader that reads for itself may stop there (see `ownStep`). */
-  get position(): number | null {
-    return this.head;
-  }
-
-  /**
-   * What is past `scan` for a caught-up reader: a step from a shared batch, null when nothing
-   * new is known (wait for a wake-up), DETACHED when the reader is behind the shared reads.
-   */
-  async take(scan: number, serviceId: string | undefined): Promise<Step | null | typeof DETACHED> {
-    if (this.starting) await this.starting;
-    for (;;) {
-      for (const batch of this.batches) {
-        if (batch.from <= scan && scan < batch.to) {
-          const rows = batch.rows.filter(
-            (row) => row.position > scan && (serviceId === undefined || row.serviceId === serviceId),
-          );
-          const newest = this.batches[this.batches.length - 1] as Batch;
-          return { rows, to: batch.to, more: batch !== newest || batch.more };
-        }
-      }
-      if (this.head === null || scan < this.head) return DETACHED;
-      if (this.inflight) {
-        await this.inflight;
-        continue;
-      }
-      if (!this.dirty) return null;
-      this.dirty = false;
-      const from = this.head;
-      this.inflight = this.readBatch(from).finally(() => {
-        this.inflight = null;
-      });
-      await this.inflight;
-    }
-  }
-
-  private async readBatch(from: number): Promise<void> {
-    let rows: EventRecord[];
-    try {
-      rows = await this.store.events.feed(this.tenantId, {
-        after: from,
-        limit: STREAM_PAGE,
-        maxBytes: FEED_BATCH_BYTES,
-      });
-    } catch (error) {
-      this.dirty = true; // the next reader tries again
-      throw error;
-    }
-    const last = rows[rows.length - 1];
-    if (!last) return;
-    const more = isFull(rows, STREAM_PAGE, FEED_BATCH_BYTES, this.maxEventBytes);
-    if (more) this.dirty = true;
-    this.batches.push({ from, to: last.position, rows, more });
-    if (this.batches.length > KEPT_BATCHES) this.batches.shift();
-    this.head = Math.max(this.head ?? from, last.position);
-  }
-
-  close(): void {
-    this.unsubscribe();
-    clearInterval(this.timer);
-    this.wakes.clear();
-    this.batches = [];
-  }
-}
-
-/**
- * Whether a read may have stopped short of what is there: `limit` rows, or enough bytes that
- * the next event might not have fit. Only a hint for reading again at once: positions never
- * rely on it.
- */
-function isFull(rows: EventRecord[], limit: number, maxBytes: number, maxEventBytes: number): boolean {
-  if (rows.length >= limit) return true;
-  let bytes = 0;
-  for (const row of rows) bytes += row.payload.length;
-  return bytes + maxEventBytes > maxBytes;
-}
-
 // --- The feed ---------------------------------------------------------------------------
 
 export function createFeed(deps: FeedDeps) {
@@ -396,58 +150,8 @@ export function createFeed(deps: FeedDeps) {
   /** Set by drain(): streams send what is committed, then end; long polls answer at once. */
   const draining = new AbortController();
   const everyone = new Set<() => void>();
-  const tails = new Map<string, TenantTail>();
-  const liveByToken = new Map<string, number>();
-  const liveByTenant = new Map<string, number>();
-
-  function tailOf(tenantId: string): TenantTail {
-    let tail = tails.get(tenantId);
-    if (!tail) {
-      tail = new TenantTail(tenantId, store, notifier, maxEventBytes);
-      tails.set(tenantId, tail);
-    }
-    tail.readers++;
-    return tail;
-  }
-
-  function leave(tenantId: string, tail: TenantTail): void {
-    if (--tail.readers > 0) return;
-    tail.close();
-    if (tails.get(tenantId) === tail) tails.delete(tenantId);
-  }
-
-  /**
-   * Takes a live-reader slot of the token and of the tenant, or refuses with 429 rate_limited
-   * and the RateLimit fields of the cap that is full. The release is idempotent.
-   */
-  function admitReader(principal: Principal): () => void {
-    const byToken = liveByToken.get(principal.tokenId) ?? 0;
-    const byTenant = liveByTenant.get(principal.tenantId) ?? 0;
-    const full = byToken >= readersPerToken ? "token" : byTenant >= readersPerTenant ? "tenant" : null;
-    if (full) {
-      observer.rateLimited("feed");
-      const limit = full === "token" ? readersPerToken : readersPerTenant;
-      throw new RateLimitedError(
-        { policy: "feed", allowed: false, limit, windowSeconds: 1, remaining: 0, resetSeconds: 1 },
-        `The ${full} already has ${limit} feed streams and long polls open; close one or retry later.`,
-      );
-    }
-    liveByToken.set(principal.tokenId, byToken + 1);
-    liveByTenant.set(principal.tenantId, byTenant + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      for (const [counts, key] of [
-        [liveByToken, principal.tokenId],
-        [liveByTenant, principal.tenantId],
-      ] as const) {
-        const left = (counts.get(key) ?? 1) - 1;
-        if (left > 0) counts.set(key, left);
-        else counts.delete(key);
-      }
-    };
-  }
+  const { tailOf, leave } = createTails(store, notifier, maxEventBytes);
+  const admitReader = createReaderCaps(observer, readersPerToken, readersPerTenant);
 
   function checkLimit(limit: number | undefined): number {
     const value = limit ?? FEED_DEFAULT_LIMIT;

@@ -4,7 +4,7 @@
  * `encodeStreamCursor`), so a feed cursor is not taken for one, nor one for a feed cursor. The
  * export (docs/export.md) uses it as the `Nats-Msg-Id` of an incident change.
  */
-import { decodeStreamCursor, encodeStreamCursor, tenantTag } from "./feed.ts";
+import { decodeStreamCursor, encodeStreamCursor, tenantTag } from "./feed-cursor.ts";
 
 export function encodeIncidentCursor(tenantId: string, position: number, tag = tenantTag(tenantId)): string {
   return encodeStreamCursor("i1", tenantId, position, tag);

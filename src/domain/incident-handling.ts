@@ -6,7 +6,8 @@
  */
 import { type Audit, tokenOrigin } from "./audit.ts";
 import { DomainError, type FieldIssue, invalid, notFound } from "./errors.ts";
-import { FEED_STARTS, type Feed, type LiveItem, type LiveSource, type StreamOptions, tenantTag } from "./feed.ts";
+import { FEED_STARTS, type Feed, type LiveItem, type LiveSource, type StreamOptions } from "./feed.ts";
+import { tenantTag } from "./feed-cursor.ts";
 import { parseId } from "./ids.ts";
 import { decodeIncidentCursor, encodeIncidentCursor } from "./incident-cursor.ts";
 import {

@@ -13,17 +13,28 @@ import { DomainError, invalid, notFound } from "./errors.ts";
 import { createGroupCommitter } from "./group-commit.ts";
 import { formatId, parseId } from "./ids.ts";
 import { eventType, parseAlert, streamChange } from "./incidents.ts";
+import {
+  checkPayload,
+  IDEMPOTENCY_KEY,
+  invalidSignature,
+  OUTCOMES,
+  SignatureRefused,
+  VERDICT_REASONS,
+} from "./ingest-checks.ts";
 import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import type { FeedNotifier } from "./ports/notifier.ts";
-import { type IngestOutcome, noopObserver, type Observer, type SignatureFailureReason } from "./ports/observer.ts";
+import { noopObserver, type Observer } from "./ports/observer.ts";
 import type { RateDecision, RateLimit, RateLimiter } from "./ports/rate-limiter.ts";
 import type { InsertEventResult, NewEvent, Store } from "./ports/store.ts";
 import type { Tracer } from "./ports/tracer.ts";
 import { RateLimitedError } from "./rate-limits.ts";
+
+export { checkPayload, SignatureRefused } from "./ingest-checks.ts";
+
 import type { Sealer } from "./sealing.ts";
 import { type SigningMaterial, signingMaterial } from "./services.ts";
-import { type SignatureVerdict, type StandardWebhooksHeaders, verify } from "./signing.ts";
+import { type StandardWebhooksHeaders, verify } from "./signing.ts";
 import { noopStatsRecorder, type StatsRecorder } from "./stats.ts";
 import type { Clock, EventRecord, Principal } from "./types.ts";
 
@@ -95,64 +106,10 @@ export interface IngestResult {
   incident: { dedupKey: string; incidentId: string | null } | null;
 }
 
-// The same for both schemes (§19), so the answer does not tell which one a service uses.
-const INVALID_SIGNATURE =
-  "The signature (X-Service-Signature, or the webhook-* headers) is missing, malformed, stale or does not match.";
-// Visible ASCII (VCHAR, %x21-7E): what survives every proxy and log unchanged.
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-// ignoreBOM keeps a leading U+FEFF in the text, so JSON.parse rejects it: a BOM embedded
-// verbatim in a listing would make the listing invalid JSON.
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 /** Opened secrets kept in process; the bound is far above any realistic service count per instance. */
 const OPENED_SECRETS_MAX = 10_000;
 const DEFAULT_MAX_BATCH = 256;
 const DEFAULT_MAX_DELAY_MS = 1;
-
-/**
- * The 401 of every refused signature, carrying why as data (docs/operations.md). The reason is
- * for the operator's access log and metrics: the rpc layer records it beside the call, and the
- * answer (code and message) is the same for all of them, so it is no oracle for ids or secrets.
- */
-export class SignatureRefused extends DomainError {
-  constructor(readonly reason: SignatureFailureReason) {
-    super("invalid_signature", INVALID_SIGNATURE);
-  }
-}
-
-function invalidSignature(reason: SignatureFailureReason): SignatureRefused {
-  return new SignatureRefused(reason);
-}
-
-const VERDICT_REASONS: Record<Exclude<SignatureVerdict, { ok: true }>["reason"], SignatureFailureReason> = {
-  // An absent header is a malformed one: nothing in it can be parsed.
-  missing: "malformed_signature_header",
-  malformed: "malformed_signature_header",
-  stale: "timestamp_outside_tolerance",
-  mismatch: "no_matching_signature",
-};
-
-const OUTCOMES: Partial<Record<DomainError["code"], IngestOutcome>> = {
-  invalid_signature: "invalid_signature",
-  ingestion_paused: "paused",
-  invalid_request: "invalid_request",
-  payload_too_large: "payload_too_large",
-  rate_limited: "rate_limited",
-  unavailable: "unavailable",
-};
-
-/** A UTF-8 JSON object, or the 400 that says why not (exported for the bench's ingest floor). */
-export function checkPayload(payload: Uint8Array): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(utf8.decode(payload));
-  } catch {
-    throw invalid("body", "must be valid UTF-8 JSON");
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw invalid("body", "must be a JSON object");
-  }
-  return value as Record<string, unknown>;
-}
 
 type Outcome = InsertEventResult | { kind: "failed"; error: unknown };
 

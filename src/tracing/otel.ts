@@ -31,7 +31,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import type { TracingConfig } from "../config.ts";
+import type { TracingConfig } from "../config-tracing.ts";
 import type { CommitWait, HeaderLookup, ServerRequest, Tracer, TraceSpan } from "../domain/ports/tracer.ts";
 
 const getter: TextMapGetter<HeaderLookup> = {

@@ -6,7 +6,7 @@ import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { ENVIRONMENT } from "../../src/config.ts";
+import { ENVIRONMENT } from "../../src/config-environment.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -80,8 +80,13 @@ test("exit 2 for an unknown flag of bootstrap or a stray argument, naming it", (
   expect(global.stderr).toContain("unknown flag --verbose");
 });
 
-test("help's variables include every variable src/config.ts reads", () => {
-  const source = readFileSync(join(ROOT, "src", "config.ts"), "utf8");
+test("help's variables include every variable the config modules read", () => {
+  // src/config.ts and the modules it parses some variables with (config-tracing.ts, …).
+  const files = [...new Bun.Glob("config*.ts").scanSync(join(ROOT, "src"))].filter(
+    (f) => f !== "config-environment.ts",
+  );
+  expect(files).toContain("config.ts");
+  const source = files.map((f) => readFileSync(join(ROOT, "src", f), "utf8")).join("\n");
   const read = new Set(
     // env.NAME, env["NAME"], and helpers called as integer(env, "NAME", …) or flag("NAME", …).
     [...source.matchAll(/env\.([A-Z_]+)|env\["([A-Z_]+)"\]|\((?:env, )?"([A-Z][A-Z0-9_]+)"/g)].map(

@@ -7,7 +7,8 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
-import { FEED_BATCH_BYTES, FEED_PAGE_BYTES } from "../../src/domain/feed.ts";
+import { FEED_PAGE_BYTES } from "../../src/domain/feed.ts";
+import { FEED_BATCH_BYTES } from "../../src/domain/feed-live.ts";
 import { signPayload } from "../../src/domain/signing.ts";
 import { createWorld, type World } from "../support/harness.ts";
 
