@@ -219,10 +219,6 @@ function describeOperations(paths: Paths, declared: readonly Declared[]) {
       const row = byKey.get(key);
       for (const parameter of operation.parameters ?? []) {
         plainQueryInteger(parameter);
-        if (parameter.schema?.["x-required"] === true) {
-          parameter.required = true;
-          delete parameter.schema["x-required"];
-        }
         // On the parameter, where renderers show it (Scalar ignores a header schema's description).
         if (parameter.description === undefined && typeof parameter.schema?.description === "string") {
           parameter.description = parameter.schema.description;

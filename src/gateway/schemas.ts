@@ -12,8 +12,6 @@ import { MAX_LIMIT, MAX_WINDOW_SECONDS } from "../domain/rate-limits.ts";
  * - `limits({...})`: JSON Schema keywords (`minLength`, `maxLength`, `pattern`, `format`) put into
  *   the document for a rule the domain enforces (names count code points after trimming; the RPC
  *   surface must apply the same rule, so it is not Elysia's to check).
- * - `requiredHeader()`: the header parameter is documented as required although the route
- *   accepts its absence, to answer it with the domain's own 401 in the right check order.
  */
 export const component = (name: string) => ({ "x-component": name });
 export const limits = (keywords: {
@@ -24,7 +22,6 @@ export const limits = (keywords: {
 }) => ({
   "x-limits": keywords,
 });
-export const requiredHeader = () => ({ "x-required": true });
 
 import { AUDIT_ACTIONS } from "../domain/audit.ts";
 
