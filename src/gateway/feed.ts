@@ -96,6 +96,30 @@ function sseEvent(cursor: string, event: EventRecord): Uint8Array {
 }
 
 /**
+ * The OpenAPI `responses` and `parameters` of a live SSE route: `messages` describes what it
+ * sends, `lastId` what its `Last-Event-ID` header holds.
+ */
+export function sseDoc(messages: string, lastId: string) {
+  return {
+    responses: {
+      200: {
+        description: "The stream, open until the caller or the server ends it",
+        content: { "text/event-stream": { schema: { type: "string", description: messages } } },
+      },
+    },
+    parameters: [
+      {
+        name: "Last-Event-ID",
+        in: "header",
+        required: false,
+        description: `${lastId} (a cursor); wins over \`after\``,
+        schema: { type: "string" },
+      },
+    ],
+  };
+}
+
+/**
  * A live stream's SSE answer, the feed's and the incidents' alike: `Last-Event-ID` (EventSource
  * clients resend it on reconnect) wins over `after`, and the stream re-verifies the caller's
  * token while it lasts (docs/feed.md).
@@ -249,28 +273,10 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
           "`: keep-alive` comments while idle; a last `event: end` (`data` an error object) says why the stream ended " +
           "(a token revoked or expired, a filtered service deleted). Reconnect with `Last-Event-ID` to resume.",
         tag,
-        responses: {
-          200: {
-            description: "The stream, open until the caller or the server ends it",
-            content: {
-              "text/event-stream": {
-                schema: {
-                  type: "string",
-                  description: "SSE messages `id: <cursor>`, `event: event`, `data: <event JSON>`, and comments",
-                },
-              },
-            },
-          },
-        },
-        parameters: [
-          {
-            name: "Last-Event-ID",
-            in: "header",
-            required: false,
-            description: "the last event's id (a cursor); wins over `after`",
-            schema: { type: "string" },
-          },
-        ],
+        ...sseDoc(
+          "SSE messages `id: <cursor>`, `event: event`, `data: <event JSON>`, and comments",
+          "the last event's id",
+        ),
       },
       handle: (call) =>
         sseAnswer(

@@ -8,7 +8,7 @@ import { type ChangeItem, INCIDENT_STATUS_FILTERS } from "../domain/incident-han
 import { SEVERITIES } from "../domain/incident-types.ts";
 import { eventPageJson } from "../shapes/events.ts";
 import { incidentChangeJson, incidentJson } from "../shapes/incidents.ts";
-import { StreamQuery, sse, sseAnswer } from "./feed.ts";
+import { StreamQuery, sse, sseAnswer, sseDoc } from "./feed.ts";
 import { JSON_TYPE, json } from "./http.ts";
 import { EventRecordSchema } from "./ingest.ts";
 import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
@@ -118,31 +118,12 @@ export function incidentOperations({ domain, logger }: OperationDeps): Operation
           "change once (docs/incidents.md). The same rules as GET /v1/feed/stream: keep-alives, the end " +
           "conditions, and the live reads a token and a tenant may hold (429).",
         tag,
-        responses: {
-          200: {
-            description: "The stream, open until the caller or the server ends it",
-            content: {
-              "text/event-stream": {
-                schema: {
-                  type: "string",
-                  description:
-                    "per change `id: <cursor>`, `event: incident`, " +
-                    '`data: {"change": "opened" | "acknowledged" | "resolved" | "severity_raised", "incident": {…}}`; ' +
-                    "`: keep-alive` comments; a last `event: end` says why the stream ended",
-                },
-              },
-            },
-          },
-        },
-        parameters: [
-          {
-            name: "Last-Event-ID",
-            in: "header",
-            required: false,
-            description: "the last message's id (a cursor); wins over `after`",
-            schema: { type: "string" },
-          },
-        ],
+        ...sseDoc(
+          "per change `id: <cursor>`, `event: incident`, " +
+            '`data: {"change": "opened" | "acknowledged" | "resolved" | "severity_raised", "incident": {…}}`; ' +
+            "`: keep-alive` comments; a last `event: end` says why the stream ended",
+          "the last message's id",
+        ),
       },
       handle: (call) =>
         sseAnswer(call.request, call.query, logger, sseChange, (position, options) =>
