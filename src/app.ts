@@ -25,12 +25,7 @@ import { createRetentionSweeper, type RetentionTable } from "./domain/retention.
 import { createSealer } from "./domain/sealing.ts";
 import { createEventSearch } from "./domain/search.ts";
 import { createServices, type HeldServiceList, type SigningMaterial } from "./domain/services.ts";
-import {
-  createServiceStats,
-  createStatsAggregator,
-  noopStatsRecorder,
-  STATS_RETENTION_DAYS,
-} from "./domain/stats.ts";
+import { createServiceStats, createStatsAggregator, noopStatsRecorder, STATS_RETENTION_DAYS } from "./domain/stats.ts";
 import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
