@@ -2,8 +2,8 @@
  * The feed against hostile readers (docs/feed.md, "Byte budget" and "Live readers"; issue 32):
  * a page's bytes are bounded whatever the payloads, a tenant's live readers share one store read
  * per wake-up, live readers are capped per token and per tenant (429 with the RateLimit fields),
- * a long poll never outlives its token, and a stream nobody reads still gives its slot back
- * within a second of a revoke. Run on both stacks (INTAKE_TEST_STACK=postgres-redis).
+ * a long poll never outlives its token, and a stream nobody reads still gives its slot back and
+ * has its connection closed within a second of a revoke. Run on both stacks (INTAKE_TEST_STACK=postgres-redis).
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
@@ -340,4 +340,34 @@ describe("a stalled stream", () => {
       }
     });
   }
+
+  test("a reader that goes away, reading or stalled, gives its slot back within 1.5 s (intake_feed_streams drops)", async () => {
+    world = await createWorld();
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: world.app.fetch });
+    const sockets: ReturnType<typeof connect>[] = [];
+    try {
+      const s = await world.createService();
+      for (const stalled of [false, true]) {
+        const socket = connect(server.port as number, "127.0.0.1");
+        socket.on("error", () => {});
+        await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+        socket.write(
+          `GET /v1/feed/stream HTTP/1.1\r\nHost: intake\r\nAuthorization: Bearer ${world.ownerToken}\r\n\r\n`,
+        );
+        if (stalled) socket.pause();
+        else socket.on("data", () => {});
+        sockets.push(socket);
+      }
+      await until(async () => (await gauge(world)) === 2, 5_000, "two streams counted");
+      for (let i = 0; i < 24; i++) await ingest(world, s, payloadOf(EVENT, i));
+      await Bun.sleep(300);
+      for (const socket of sockets) socket.destroy();
+      const goneAt = Date.now();
+      await until(async () => (await gauge(world)) === 0, 3_000, "the gauge at 0");
+      expect(Date.now() - goneAt).toBeLessThan(1_500);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await server.stop(true);
+    }
+  });
 });
