@@ -201,6 +201,18 @@ describe.if(present)("the console's care", () => {
     const box = await revoke.boundingBox();
     expect(box && box.x + box.width <= 390).toBe(true);
     expect(await horizontalOverflow(page)).toBe(0);
+
+    // Every page of the menu, and a service's page, fits the phone's width.
+    const service = await served.world.createService("phone-sized");
+    for (const name of ["Overview", "Services", "Settings", "Audit log"]) {
+      await menu.click();
+      await nav.getByRole("link", { name, exact: true }).click();
+      await page.locator(".loading").waitFor({ state: "detached" });
+      expect([name, await horizontalOverflow(page)]).toEqual([name, 0]);
+    }
+    await page.goto(`${served.base}/console/services/${service.id}`);
+    await page.getByRole("heading", { name: "phone-sized" }).waitFor();
+    expect(await horizontalOverflow(page)).toBe(0);
     await context.close();
   }, 60_000);
 });
