@@ -78,9 +78,11 @@ interface Answer {
 }
 
 /** The trigger's and the resolve's answers name one incident, now resolved by the second. */
-async function expectOpenedThenResolved([trigger, resolve]: Answer[], key: string): Promise<void> {
+async function expectOpenedThenResolved(answers: Answer[], key: string): Promise<void> {
+  expect(answers).toHaveLength(2);
+  const [trigger, resolve] = answers as [Answer, Answer];
   // Read before any toMatchObject: bun 1.4.5's writes an asymmetric matcher into the object it checks.
-  const incidentId = trigger?.incident_id as string;
+  const incidentId = trigger.incident_id as string;
   expect(incidentId).toMatch(/^inc_[0-9a-f]{32}$/);
   expect(trigger).toMatchObject({ status: 202, dedup_key: key, incident_id: incidentId });
   expect(resolve).toMatchObject({ status: 202, dedup_key: key, incident_id: incidentId });
@@ -90,11 +92,11 @@ async function expectOpenedThenResolved([trigger, resolve]: Answer[], key: strin
     dedup_key: key,
     status: "resolved",
     alert_count: 2,
-    resolved_by: { type: "event", id: resolve?.id },
+    resolved_by: { type: "event", id: resolve.id },
   });
   const timeline = await server.fetch(`/v1/incidents/${incidentId}/events`, { token });
   const events = ((await timeline.json()) as { data: Array<{ id: string }> }).data.map((e) => e.id);
-  expect(events).toEqual([trigger?.id, resolve?.id]);
+  expect(events).toEqual([trigger.id, resolve.id]);
 }
 
 test.skipIf(missing.length > 0 && !required)(
