@@ -45,6 +45,8 @@ import * as retentionSweep from "./scenarios/13-retention-sweep.ts";
 import * as exportNats from "./scenarios/14-export.ts";
 import * as alertIngest from "./scenarios/15-alert-ingest.ts";
 import * as incidentPages from "./scenarios/16-incident-pages.ts";
+import * as search from "./scenarios/17-search.ts";
+import * as ingestOptions from "./scenarios/18-ingest-options.ts";
 import { startReadProcesses } from "./scenarios/read-processes.ts";
 
 const { values: flags } = parseArgs({
@@ -170,6 +172,8 @@ async function main(): Promise<void> {
   await exportNats.run(h);
   await alertIngest.run(h);
   await incidentPages.run(h);
+  await search.run(h);
+  await ingestOptions.run(h);
 
   if (baseline) await stop(baseline.child);
 
