@@ -244,8 +244,6 @@ async function streamUntilKilled(server: IntakeProcess, svc: Sender, round: numb
   await Promise.all(senders);
   expect(unexpected).toEqual([]);
   expect(answered.length).toBeGreaterThanOrEqual(ACKED_BEFORE_KILL);
-  // The kill landed among requests in flight, not between them.
-  expect(unanswered.length).toBeGreaterThan(0);
   expect([...new Set(answered.map((a) => a.request.action))].sort()).toEqual(["acknowledge", "resolve", "trigger"]);
   return { answered, unanswered };
 }
@@ -283,6 +281,9 @@ async function crashAndRestart(start: () => Promise<IntakeProcess>, token: strin
     }
     state = await checkState(server, token, svc, answered);
   }
+  // The kills landed among requests in flight. One may fall just after a group commit answered
+  // every request then in flight (all senders then stop before sending another), not all three.
+  expect(unansweredTotal).toBeGreaterThan(0);
 
   // A repeat of an acknowledged request changes nothing either.
   const repeated = answered[0] as Answered;
