@@ -207,7 +207,7 @@ async function main(): Promise<void> {
   log(`bench: wrote bench/results/${name}.md and ${name}.json (${elapsed.toFixed(0)} s)`);
   if (settings.profile) log(`bench: CPU profiles (markdown) in ${PROFILE_DIR}`);
 
-  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16].filter(wanted)) {
+  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18].filter(wanted)) {
     if (!rows.some((r) => r.scenario === n)) problems.push(`scenario ${n} produced no result`);
   }
   if (problems.length > 0) {
