@@ -8,7 +8,7 @@ import { createIdGenerator, idFloor } from "../../domain/ids.ts";
 import type { AlertEventInput } from "../../domain/incident-types.ts";
 import type { EventRepo, InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
 import * as eventReads from "./event-reads.ts";
-import { lockFeed, planAlerts, writeAlerts } from "./incidents.ts";
+import { lockFeed, planAlerts, UPDATE_WIDTH, updateIncidents, writeNew } from "./incidents.ts";
 import type { PostgresPool } from "./pool.ts";
 
 /**
@@ -42,12 +42,14 @@ const INSERT_EVENTS_SKIPPING_DUPLICATES = `${INSERT_EVENTS} order by u.n on conf
 /**
  * A batch with alert events (§17): the same rows, each with the `incident_id` its alert event
  * opened or changed, decided before the INSERT (`insertWithAlerts`), so no event row is
- * written twice. Only rows known to go in are passed: no ON CONFLICT, a clash raises. `$9`
- * reserves the events' positions and then the incident changes' (head - $9 + n is the
- * previous head + n, the changes take the positions after the events').
+ * written twice; the batch's existing incidents are updated by the same statement (a CTE over
+ * parameters 12 on, `updateIncidents`). Only rows known to go in are passed: no ON CONFLICT,
+ * a clash raises. `$9` reserves the events' positions and then the incident changes' (head -
+ * $9 + n is the previous head + n; the changes take the positions after the events').
  */
 const INSERT_ALERT_EVENTS =
-  `${FEED_BUMP}insert into events (id, service_id, received_at, idempotency_key, payload, tenant_id, position, type, incident_id) ` +
+  `${FEED_BUMP.slice(0, -1)}, updated as (${updateIncidents(12)}) ` +
+  "insert into events (id, service_id, received_at, idempotency_key, payload, tenant_id, position, type, incident_id) " +
   `select ${EVENT_VALUES}, u.incident_id from unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::int[], ` +
   "$8::text[], $10::text[], $11::text[]) with ordinality " +
   "as u(id, service_id, received_at, idempotency_key, payload_offset, payload_length, tenant_id, type, incident_id, n) cross join h";
@@ -87,6 +89,8 @@ function eventParameters(batch: ReadonlyArray<NewEvent>): unknown[] {
 export const DELETE_OLDER_THAN =
   "delete from events where id in (select id from events where id < $1 and received_at < $2 " +
   "order by id limit $3 for update skip locked)";
+
+const NO_UPDATES: unknown[][] = Array.from({ length: UPDATE_WIDTH }, () => []);
 
 function keyOf(serviceId: string, idempotencyKey: string | null): string {
   return JSON.stringify([serviceId, idempotencyKey]);
@@ -149,9 +153,10 @@ export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
       const parameters = eventParameters(going);
       parameters[8] = going.length + changes;
       parameters.push(going.map((e) => incidentOf.get(e.id) ?? null));
+      parameters.push(...(planned?.updates ?? NO_UPDATES));
       await tx.unsafe(INSERT_ALERT_EVENTS, parameters);
     }
-    if (planned) await writeAlerts(tx, planned, head + going.length + 1);
+    if (planned) await writeNew(tx, planned, head + going.length + 1);
     return results;
   }
 

@@ -63,23 +63,45 @@ const BUMP_FEED = "update feed_head set head = head + $1 where id = 1 returning 
 const OPEN_BY_KEYS =
   `select ${INCIDENT_COLUMNS} from incidents ` +
   "where (service_id, dedup_key) in (select * from unnest($1::text[], $2::text[])) and status <> 'resolved' for update";
+/** `$from::type[], …` for column arrays passed from parameter `from` on. */
+function arrays(types: readonly string[], from: number): string {
+  return types.map((type, i) => `$${from + i}::${type}[]`).join(", ");
+}
+
+const INCIDENT_TYPES = [
+  ...["text", "text", "text", "text", "text", "text", "text", "text", "int"],
+  ...["bigint", "bigint", "bigint", "bigint", "text", "text", "text", "text"],
+];
+const UPDATE_TYPES = ["text", "text", "int", "bigint", "bigint", "bigint", "text", "text", "text", "text", "text"];
+const CHANGE_TYPES = ["bigint", "text", "text", "text", "text", "bigint", "text"];
+/** Parameters of `updateIncidents` and of `INSERT_NEW`: one array per column. */
+export const UPDATE_WIDTH = UPDATE_TYPES.length;
+
 /**
- * A batch's incidents as two constant statements over column arrays, whatever the number of
- * incidents (bench scenario 15): the updates of those that existed, then the new ones.
+ * The UPDATE of a batch's existing incidents over column arrays from parameter `from` on: one
+ * statement whatever their number (bench scenario 15). Also the CTE of the ingest batch's
+ * event INSERT (postgres/events.ts), which runs before the batch's new incidents go in.
  */
-const INCIDENT_WIDTH = INCIDENT_COLUMNS.split(", ").length;
-const INSERT_INCIDENTS =
-  `insert into incidents (${INCIDENT_COLUMNS}) select * from unnest(` +
-  "$1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], " +
-  "$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], $14::text[], $15::text[], $16::text[], $17::text[])";
-const UPDATE_INCIDENTS =
-  `update incidents set ${INCIDENT_UPDATE_COLUMNS.map((column) => `${column} = u.${column}`).join(", ")} ` +
-  "from unnest($1::text[], $2::text[], $3::int[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], " +
-  `$9::text[], $10::text[], $11::text[]) as u(${INCIDENT_UPDATE_COLUMNS.join(", ")}, id) where incidents.id = u.id`;
-const UPDATE_INCIDENT = updateIncidentStatement(postgresPlaceholder);
+export function updateIncidents(from: number): string {
+  return (
+    `update incidents set ${INCIDENT_UPDATE_COLUMNS.map((column) => `${column} = u.${column}`).join(", ")} ` +
+    `from unnest(${arrays(UPDATE_TYPES, from)}) as u(${INCIDENT_UPDATE_COLUMNS.join(", ")}, id) where incidents.id = u.id`
+  );
+}
+const UPDATE_INCIDENTS = updateIncidents(1);
+/**
+ * A batch's new incidents and its change rows in one statement. After the updates: an open
+ * incident the batch resolved must be closed before the key's next one goes in. The change
+ * rows' foreign keys are checked at the statement's end, when the new incidents are in.
+ */
+const INSERT_NEW =
+  `with added as (insert into incidents (${INCIDENT_COLUMNS}) select * from unnest(${arrays(INCIDENT_TYPES, 1)})) ` +
+  "insert into incident_changes (position, tenant_id, service_id, incident_id, change, occurred_at, incident) " +
+  `select * from unnest(${arrays(CHANGE_TYPES, INCIDENT_TYPES.length + 1)})`;
 const INSERT_CHANGES =
   "insert into incident_changes (position, tenant_id, service_id, incident_id, change, occurred_at, incident) " +
-  "select * from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])";
+  `select * from unnest(${arrays(CHANGE_TYPES, 1)})`;
+const UPDATE_INCIDENT = updateIncidentStatement(postgresPlaceholder);
 const LINK_EVENTS =
   "update events set incident_id = u.incident_id from unnest($1::text[], $2::text[]) as u(id, incident_id) " +
   "where events.id = u.id";
@@ -117,10 +139,9 @@ function columns(rows: ReadonlyArray<ReadonlyArray<unknown>>, width: number): un
 
 type PlannedChanges = ReadonlyArray<{ change: StreamChange; incident: IncidentRecord; at: number }>;
 
-/** The change rows at positions `first`, `first + 1`, …, already reserved from feed_head. */
-async function insertChanges(tx: TransactionSQL, first: number, changes: PlannedChanges): Promise<void> {
-  if (changes.length === 0) return;
-  await tx.unsafe(INSERT_CHANGES, [
+/** The change rows' column arrays, at positions `first`, `first + 1`, … */
+function changeColumns(first: number, changes: PlannedChanges): unknown[][] {
+  return [
     changes.map((_, i) => first + i),
     changes.map((c) => c.incident.tenantId),
     changes.map((c) => c.incident.serviceId),
@@ -128,7 +149,12 @@ async function insertChanges(tx: TransactionSQL, first: number, changes: Planned
     changes.map((c) => c.change),
     changes.map((c) => c.at),
     changes.map((c) => snapshot(c.incident)),
-  ]);
+  ];
+}
+
+/** The change rows at positions `first`, `first + 1`, …, already reserved from feed_head. */
+async function insertChanges(tx: TransactionSQL, first: number, changes: PlannedChanges): Promise<void> {
+  if (changes.length > 0) await tx.unsafe(INSERT_CHANGES, changeColumns(first, changes));
 }
 
 /** Reserves `count` positions from feed_head (whose lock the transaction holds): the first. */
@@ -149,6 +175,8 @@ export interface PlannedAlerts {
   plan: AlertBatchPlan;
   /** The plan's stream changes, each with the time it happened. */
   changes: PlannedChanges;
+  /** The UPDATE of the incidents that existed, as `updateIncidents`' column arrays (maybe empty). */
+  updates: unknown[][];
 }
 
 /** Takes feed_head's row lock (held to commit) and returns the head, unmoved. */
@@ -179,22 +207,22 @@ export async function planAlerts(
     .values();
   const plan = planAlertBatch(events, rows.map(incidentRecord), newId);
   const changes = plan.changes.map(({ change, incident }) => ({ change, incident, at: incident.lastEventAt }));
-  return { plan, changes };
+  const updated = plan.incidents.filter((i) => !i.isNew).map((i) => incidentUpdateValues(i.incident));
+  return { plan, changes, updates: columns(updated, UPDATE_WIDTH) };
 }
 
 /**
- * The second half: the planned incidents in two statements whatever their number (updates
- * first: an open incident the batch resolved must be closed before the key's next one goes
- * in), then the change rows at `firstPosition`, `firstPosition + 1`, … (reserved by the caller
- * from feed_head).
+ * The second half, after the updates (`planned.updates`, see `updateIncidents`): the new
+ * incidents and the change rows at `firstPosition`, `firstPosition + 1`, … (reserved by the
+ * caller from feed_head), in one statement whatever their number.
  */
-export async function writeAlerts(tx: TransactionSQL, planned: PlannedAlerts, firstPosition: number): Promise<void> {
-  const { incidents } = planned.plan;
-  const updated = incidents.filter((i) => !i.isNew).map((i) => incidentUpdateValues(i.incident));
-  const added = incidents.filter((i) => i.isNew).map((i) => incidentValues(i.incident));
-  if (updated.length > 0) await tx.unsafe(UPDATE_INCIDENTS, columns(updated, INCIDENT_UPDATE_COLUMNS.length + 1));
-  if (added.length > 0) await tx.unsafe(INSERT_INCIDENTS, columns(added, INCIDENT_WIDTH));
-  await insertChanges(tx, firstPosition, planned.changes);
+export async function writeNew(tx: TransactionSQL, planned: PlannedAlerts, firstPosition: number): Promise<void> {
+  const added = planned.plan.incidents.filter((i) => i.isNew).map((i) => incidentValues(i.incident));
+  if (added.length === 0 && planned.changes.length === 0) return;
+  await tx.unsafe(INSERT_NEW, [
+    ...columns(added, INCIDENT_TYPES.length),
+    ...changeColumns(firstPosition, planned.changes),
+  ]);
 }
 
 /**
@@ -212,7 +240,9 @@ export async function applyAlertBatch(
   await lockFeed(tx);
   const planned = await planAlerts(tx, events, newId);
   const { changes, plan } = planned;
-  await writeAlerts(tx, planned, changes.length > 0 ? await reserve(tx, changes.length) : 0);
+  const first = changes.length > 0 ? await reserve(tx, changes.length) : 0;
+  if (plan.incidents.some((i) => !i.isNew)) await tx.unsafe(UPDATE_INCIDENTS, planned.updates);
+  await writeNew(tx, planned, first);
   const linked = plan.outcomes.flatMap((outcome, i) =>
     outcome.incidentId === null
       ? []
