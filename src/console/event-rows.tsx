@@ -4,8 +4,8 @@
  * the service page, so neither lays out a payload at full length.
  */
 import type { Event } from "../../gen/intake/v1/ingest_pb.ts";
-import { Time } from "./ui/time.tsx";
 import { Link } from "./ui/states.tsx";
+import { Time } from "./ui/time.tsx";
 
 const utf8 = new TextDecoder();
 /** The longest first line a row carries; CSS ellipsizes it to the row's width anyway. */

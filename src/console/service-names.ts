@@ -14,7 +14,11 @@ export async function allServices(signal?: AbortSignal): Promise<Service[]> {
   return all;
 }
 
-export function useServices(): { services: Service[] | null; names: ReadonlyMap<string, string>; failure: ApiFailure | null } {
+export function useServices(): {
+  services: Service[] | null;
+  names: ReadonlyMap<string, string>;
+  failure: ApiFailure | null;
+} {
   const [services, setServices] = useState<Service[] | null>(null);
   const [failure, setFailure] = useState<ApiFailure | null>(null);
   useEffect(() => {

@@ -2,7 +2,7 @@
  * The signing snippets a service page offers its senders (SPEC §19, §22): one shell snippet
  * (curl + openssl) and one Node snippet per scheme. The secret is never in them — the console
  * does not have it (it is shown once) — they read it from INTAKE_SIGNING_SECRET. Each snippet is
- * run against a live server by test/console/snippets.test.ts: a snippet here that stops signing
+ * run against a live server by test/e2e/console-snippets.test.ts: a snippet here that stops signing
  * as the server verifies fails that test.
  */
 
@@ -86,7 +86,9 @@ URL=${shellQuote(url)}
 BODY=${shellQuote(SAMPLE)}
 ID="msg_$(openssl rand -hex 16)"   # also the event's idempotency key: send the same id when you retry
 TS=$(date +%s)
-KEY=$(printf '%s' "\${SECRET#whsec_}" | base64 -d | od -An -v -tx1 | tr -d ' \\n')
+KEY=\${SECRET#whsec_}
+while [ $(( \${#KEY} % 4 )) -ne 0 ]; do KEY="$KEY="; done   # padding, for a secret made before a scheme switch
+KEY=$(printf '%s' "$KEY" | base64 -d | od -An -v -tx1 | tr -d ' \\n')
 SIG=$(printf '%s.%s.%s' "$ID" "$TS" "$BODY" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$KEY" -binary | base64)
 curl -sS "$URL" -H 'content-type: application/json' \\
   -H "webhook-id: $ID" -H "webhook-timestamp: $TS" -H "webhook-signature: v1,$SIG" \\

@@ -235,7 +235,7 @@ function FilterForm(props: {
   return (
     <form
       class="filters"
-      role="search"
+      aria-label="Find events"
       onSubmit={(event) => {
         event.preventDefault();
         props.onApply({
@@ -280,7 +280,12 @@ function FilterForm(props: {
         </label>
         <label>
           Type
-          <input value={type} list="seen-types" placeholder="invoice.paid" onInput={(e) => setType(e.currentTarget.value)} />
+          <input
+            value={type}
+            list="seen-types"
+            placeholder="invoice.paid"
+            onInput={(e) => setType(e.currentTarget.value)}
+          />
           <datalist id="seen-types">
             {seenTypes.map((t) => (
               <option key={t} value={t} />

@@ -80,8 +80,9 @@ export function SendersSection({ service }: { service: Service }) {
             <span class="meta">{snippet.needs}</span>
             <CopyButton text={snippet.code} label={`${snippet.title} snippet`} />
           </div>
-          <pre tabIndex={0} aria-label={`${snippet.title} snippet`}>
-            <code>{snippet.code}</code>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls sideways must take the focus, or the keyboard cannot scroll it (axe scrollable-region-focusable) */}
+          <pre tabIndex={0}>
+            <code class="snippet-code">{snippet.code}</code>
           </pre>
         </div>
       ))}
@@ -114,7 +115,8 @@ function IngestStats({ serviceId }: { serviceId: string }) {
   return (
     <>
       <h3>Ingest by outcome</h3>
-      <div class="row" role="group" aria-label="Time window">
+      <fieldset class="row bare">
+        <legend class="visually-hidden">Time window</legend>
         {WINDOWS.map((w) => (
           <button key={w.key} type="button" aria-pressed={span === w.key} onClick={() => setSpan(w.key)}>
             {w.label}
@@ -123,7 +125,7 @@ function IngestStats({ serviceId }: { serviceId: string }) {
         <button type="button" onClick={() => setGeneration((g) => g + 1)}>
           Refresh
         </button>
-      </div>
+      </fieldset>
       <p class="meta">
         Every attempt to post to this service, by what Intake answered. A refused sender always gets the same 401; the
         reason is shown only here. Counts arrive within a few seconds.
@@ -131,7 +133,10 @@ function IngestStats({ serviceId }: { serviceId: string }) {
       <ErrorNotice failure={failure} />
       {!shown && !failure && <Loading label="Loading the counts…" />}
       {empty && (
-        <Empty title={`No ingest in the ${label.toLowerCase()}`} next="Send an event with a snippet above, then refresh." />
+        <Empty
+          title={`No ingest in the ${label.toLowerCase()}`}
+          next="Send an event with a snippet above, then refresh."
+        />
       )}
       {shown && !empty && <OutcomeChart stats={shown} caption={`Ingest, ${label.toLowerCase()}`} />}
     </>

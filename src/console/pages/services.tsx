@@ -2,10 +2,12 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import { type Service, SignatureScheme } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { Action, ErrorNotice, EventList, LiveStatus, mergeNewest, ShownOnce, Time } from "../components.tsx";
+import { Action, ErrorNotice, Link, LiveStatus, mergeNewest, ShownOnce, Time } from "../components.tsx";
+import { EventRows, explorerPath } from "../event-rows.tsx";
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
+import { SendersSection } from "./service-senders.tsx";
 
 /** Runs an API call for a button: busy while it runs, its failure shown, never thrown. */
 function useCall() {
@@ -247,11 +249,15 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
         </>
       )}
 
+      <SendersSection service={service} />
       <h2>Events</h2>
-      <p class="meta">Newest first.</p>
+      <p class="meta">
+        Newest first, the latest {TAIL_MAX} at most:{" "}
+        <Link to={explorerPath({ service_id: id })}>all of them, with search</Link>.
+      </p>
       <LiveStatus state={live} />
       {events.length === 0 && <p>No events yet.</p>}
-      <EventList events={events} />
+      {events.length > 0 && <EventRows events={events} caption={`Events of ${service.serviceName}`} live />}
 
       <h2>Delete</h2>
       <form
