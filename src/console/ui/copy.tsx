@@ -1,0 +1,60 @@
+import { useEffect, useState } from "preact/hooks";
+
+/**
+ * Copies `text` to the clipboard. Its visible text is "Copy" (then "Copied"); with `label` its
+ * accessible name is "Copy <label>", so a screen reader and a test can tell two copy buttons
+ * apart. Without one (a button right beside what it copies) its name is just "Copy";
+ * `describedBy` can point at what it copies.
+ */
+export function CopyButton(props: { text: string; label?: string; compact?: boolean; describedBy?: string }) {
+  const { text, label, compact } = props;
+  const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
+  useEffect(() => {
+    if (state === "idle") return;
+    const timer = setTimeout(() => setState("idle"), 1500);
+    return () => clearTimeout(timer);
+  }, [state]);
+  return (
+    <button
+      type="button"
+      class={compact ? "copy compact" : "copy"}
+      data-state={state}
+      aria-label={label ? `Copy ${label}` : undefined}
+      aria-describedby={props.describedBy}
+      title={label ? `Copy ${label}` : "Copy"}
+      onClick={() =>
+        navigator.clipboard.writeText(text).then(
+          () => setState("copied"),
+          () => setState("failed"),
+        )
+      }
+    >
+      <CopyIcon />
+      <span>{state === "copied" ? "Copied" : state === "failed" ? "Copy failed" : "Copy"}</span>
+    </button>
+  );
+}
+
+/** An id as people handle it: monospace, never broken mid-word, with its copy button. */
+export function Id({ value, label = "id" }: { value: string; label?: string }) {
+  return (
+    <span class="id">
+      <code>{value}</code>
+      <CopyButton text={value} label={`${label} ${value}`} compact />
+    </span>
+  );
+}
+
+function CopyIcon() {
+  return (
+    <svg aria-hidden="true" viewBox="0 0 16 16" width="14" height="14" focusable="false">
+      <rect x="5" y="5" width="9" height="9" rx="1.5" fill="none" stroke="currentColor" stroke-width="1.5" />
+      <path
+        d="M11 3.5V3a1 1 0 0 0-1-1H3a1 1 0 0 0-1 1v7a1 1 0 0 0 1 1h.5"
+        fill="none"
+        stroke="currentColor"
+        stroke-width="1.5"
+      />
+    </svg>
+  );
+}
