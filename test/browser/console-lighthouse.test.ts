@@ -100,6 +100,8 @@ function score(lhr: Result, category: Category): number {
 function pages(): { name: string; path: string; heading: string }[] {
   return [
     { name: "overview", path: "", heading: "Acme" },
+    { name: "events", path: "/events", heading: "Events" },
+    { name: "event", path: `/events/${cw.events[0]}`, heading: "invoice.paid" },
     { name: "service", path: `/services/${cw.billing.id}`, heading: "billing" },
   ];
 }
