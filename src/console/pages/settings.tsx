@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { ErrorNotice, Time } from "../components.tsx";
+import { ErrorNotice, Id, Time } from "../components.tsx";
 import { cannotOwn, type Identity } from "../identity.ts";
 
 export function SettingsPage({ identity, onChanged }: { identity: Identity | null; onChanged: () => void }) {
@@ -15,7 +15,7 @@ export function SettingsPage({ identity, onChanged }: { identity: Identity | nul
         <dl class="facts">
           <dt>Id</dt>
           <dd>
-            <code>{identity.tenant.id}</code>
+            <Id value={identity.tenant.id} label="tenant id" />
           </dd>
           <dt>Permission mode</dt>
           <dd>{identity.tenant.permissionMode}</dd>
