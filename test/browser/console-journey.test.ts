@@ -117,10 +117,11 @@ describe.if(present)("the console's first-run journey", () => {
       .getByText(/^Reconnecting/)
       .waitFor();
 
-    // A signed event appears in the live tail without a reload.
+    // A signed event appears in the live tail without a reload, as one compact row.
     expect((await signedPost(serviceId, secret, '{"type":"invoice.paid","amount":4200}')).status).toBe(202);
-    await page.getByText('"type": "invoice.paid"').waitFor({ timeout: 10_000 });
-    expect(await page.getByText('"type": "invoice.paid"').count()).toBe(1);
+    const paidRow = page.locator("td.first-line", { hasText: '{"type":"invoice.paid","amount":4200}' });
+    await paidRow.waitFor({ timeout: 10_000 });
+    expect(await paidRow.count()).toBe(1);
     expect(streams.length).toBe(2);
     expect(streams[1]).toEqual(streams[0] as object);
     expect(streams[1]).toEqual({ after: expect.any(String), serviceId });
