@@ -122,6 +122,9 @@ describe.if(present)("the events explorer", () => {
     const payload = await page.locator("pre.payload").textContent();
     expect(payload).toBe(JSON.stringify(JSON.parse(ADA), null, 2));
     await checkPage(tab, "event");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await checkPage(tab, "event-dark");
+    await page.emulateMedia({ colorScheme: "light" });
     await page.getByRole("button", { name: `Copy event id ${found[0]}` }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(found[0] as string);
     await page.getByRole("button", { name: "Copy payload" }).click();
@@ -245,6 +248,11 @@ describe.if(present)("a service page's senders section", () => {
     const chart = page.getByRole("img", { name: /^Ingest, last 24 hours: / });
     expect(await chart.getAttribute("aria-label")).toContain("1 Refused: wrong signature (401)");
     await checkPage(tab, "service-senders");
+    // The chart's colours and the snippets' panels follow the system's dark theme.
+    await page.getByText("Show the code").first().click();
+    await page.emulateMedia({ colorScheme: "dark" });
+    await checkPage(tab, "service-senders-dark");
+    await page.emulateMedia({ colorScheme: "light" });
 
     await page.getByRole("button", { name: "Last 7 days" }).click();
     await page.getByRole("img", { name: /^Ingest, last 7 days: / }).waitFor();
