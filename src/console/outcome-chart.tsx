@@ -2,7 +2,7 @@
  * A service's ingest by outcome over time (SPEC §22): stacked SVG bars, one per stats bucket,
  * drawn by hand — a few dozen lines against a chart library's tens of kilobytes, no inline
  * style (the CSP forbids it: colours come from classes and theme tokens in explorer.css), and
- * the numbers stay in the page as a table a screen reader and a keyboard reach
+ * the numbers stay in the page as a list of totals a screen reader reads
  * (docs/console.md "Senders").
  */
 import { formatLocal } from "./ui/time.tsx";
@@ -100,27 +100,15 @@ export function OutcomeChart({ stats, caption }: { stats: StatsView; caption: st
         <span>now</span>
       </div>
       {total > 0 && (
-        <table class="outcome-totals">
-          <caption class="visually-hidden">{caption}: totals by outcome</caption>
-          <thead>
-            <tr>
-              <th scope="col">Outcome</th>
-              <th scope="col" class="num">
-                Count
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {present.map((k) => (
-              <tr key={k}>
-                <td>
-                  <span class={`swatch ${outcomeClass(k)}`} aria-hidden="true" /> {outcomeLabel(k)}
-                </td>
-                <td class="num">{(stats.totals[k] ?? 0).toLocaleString()}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ul class="outcome-totals" aria-label={`${caption}: totals by outcome`}>
+          {present.map((k) => (
+            <li key={k}>
+              <span class={`swatch ${outcomeClass(k)}`} aria-hidden="true" />
+              <span class="outcome">{outcomeLabel(k)}</span>
+              <strong class="num">{(stats.totals[k] ?? 0).toLocaleString()}</strong>
+            </li>
+          ))}
+        </ul>
       )}
     </figure>
   );

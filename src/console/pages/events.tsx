@@ -49,8 +49,10 @@ function localOfIso(iso: string | undefined): string {
 }
 
 /** The address's query, following Back and Forward and the explorer's own navigations. */
-function useSearch(): [string, (filters: Filters) => void] {
+function useSearch(): [string, (filters: Filters) => void, number] {
   const [search, setSearch] = useState(location.search);
+  // Asking again for the same view (Search pressed twice) reads it again.
+  const [asked, setAsked] = useState(0);
   useEffect(() => {
     const update = () => setSearch(location.search);
     addEventListener("popstate", update);
@@ -59,27 +61,31 @@ function useSearch(): [string, (filters: Filters) => void] {
   const go = (filters: Filters) => {
     navigate(explorerPath(filters));
     setSearch(location.search);
+    setAsked((n) => n + 1);
     scrollTo(0, 0);
   };
-  return [search, go];
+  return [search, go, asked];
 }
 
 interface Result {
+  /** The address's query this page answers: a result of another is never shown as this one's. */
+  key: string;
   events: Event[];
   next: string | null;
 }
 
 export function EventsPage() {
-  const [search, go] = useSearch();
+  const [search, go, asked] = useSearch();
   const filters = useMemo(() => filtersOf(search), [search]);
+  const key = `${asked} ${search}`;
   const { services, names, failure: servicesFailure } = useServices();
-  const [result, setResult] = useState<Result | null>(null);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const [answer, setAnswer] = useState<Result | null>(null);
+  const [refusal, setRefusal] = useState<{ key: string; failure: ApiFailure } | null>(null);
+  const result = answer?.key === key ? answer : null;
+  const failure = refusal?.key === key ? refusal.failure : null;
 
   useEffect(() => {
     const abort = new AbortController();
-    setResult(null);
-    setFailure(null);
     api.ingest
       .searchEvents(
         {
@@ -95,13 +101,13 @@ export function EventsPage() {
         { signal: abort.signal },
       )
       .then(
-        (res) => setResult({ events: res.data, next: res.nextCursor ?? null }),
+        (res) => setAnswer({ key, events: res.data, next: res.nextCursor ?? null }),
         (error) => {
-          if (!abort.signal.aborted) setFailure(failureOf(error));
+          if (!abort.signal.aborted) setRefusal({ key, failure: failureOf(error) });
         },
       );
     return () => abort.abort();
-  }, [filters]);
+  }, [key, filters]);
 
   const { cursor: _cursor, ...unpaged } = filters;
   const narrowed = FILTERS.some((key) => filters[key]);
@@ -266,7 +272,7 @@ function FilterForm(props: {
       <p id="q-hint" class="meta">
         Each word (3 characters or more, up to 8 words) must appear somewhere in the payload, in any case.
       </p>
-      <div class="row">
+      <div class="grid filter-grid">
         <label>
           Service
           <select value={serviceId} onChange={(e) => setServiceId(e.currentTarget.value)}>
@@ -309,6 +315,8 @@ function FilterForm(props: {
             onInput={(e) => setIncidentId(e.currentTarget.value)}
           />
         </label>
+      </div>
+      <div class="row">
         <button type="submit">Apply filters</button>
         <button type="button" onClick={() => props.onApply({})}>
           Clear

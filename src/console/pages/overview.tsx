@@ -3,10 +3,10 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import type { Service } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { Empty, ErrorNotice, EventList, Id, Link, LiveStatus, Loading, mergeNewest } from "../components.tsx";
+import { Empty, ErrorNotice, Id, Link, LiveStatus, Loading, mergeNewest } from "../components.tsx";
+import { EventRows } from "../event-rows.tsx";
 import type { Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
-import { navigate } from "../router.ts";
 
 /** How many of the tenant's newest events the overview shows. */
 const LATEST = 20;
@@ -118,7 +118,10 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
         </ul>
       )}
       <h2>Latest events</h2>
-      <p class="meta">The tenant's {LATEST} newest events, newest first, across its services.</p>
+      <p class="meta">
+        The tenant's {LATEST} newest events, newest first, across its services: <Link to="/events">find any event</Link>
+        .
+      </p>
       <LiveStatus state={live} />
       {events === null && live.kind !== "stopped" && <Loading label="Loading the latest events…" />}
       {events?.length === 0 && (
@@ -132,21 +135,8 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
           }
         />
       )}
-      {events && (
-        <EventList
-          events={events}
-          source={(e) => (
-            <a
-              href={`/console/services/${e.serviceId}`}
-              onClick={(click) => {
-                click.preventDefault();
-                navigate(`/services/${e.serviceId}`);
-              }}
-            >
-              {names.get(e.serviceId) ?? e.serviceId}
-            </a>
-          )}
-        />
+      {events && events.length > 0 && (
+        <EventRows events={events} names={names} caption="The tenant's latest events, newest first" live />
       )}
     </main>
   );

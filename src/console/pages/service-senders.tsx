@@ -20,6 +20,8 @@ const WINDOWS = [
   { key: "7d", label: "Last 7 days" },
 ] as const;
 type Window = (typeof WINDOWS)[number]["key"];
+/** How often the chart reads the counts again by itself (the server flushes them every 5 s). */
+const AUTO_REFRESH_MS = 30_000;
 
 function countsOf(map: { [key: string]: bigint }): Record<string, number> {
   const out: Record<string, number> = {};
@@ -72,7 +74,12 @@ export function SendersSection({ service }: { service: Service }) {
           rotated. The snippets read it from <code>INTAKE_SIGNING_SECRET</code>.
         </dd>
       </dl>
+      <IngestStats serviceId={service.id} />
       <h3>Sign and send</h3>
+      <p class="meta">
+        A sender signs each body with the service's secret and posts it to the ingest URL. Copy a snippet to try it: it
+        sends a <code>test.ping</code> event.
+      </p>
       {snippetsFor(scheme, url).map((snippet) => (
         <div class="snippet" key={snippet.title}>
           <div class="row heading-row">
@@ -80,13 +87,15 @@ export function SendersSection({ service }: { service: Service }) {
             <span class="meta">{snippet.needs}</span>
             <CopyButton text={snippet.code} label={`${snippet.title} snippet`} />
           </div>
-          {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls sideways must take the focus, or the keyboard cannot scroll it (axe scrollable-region-focusable) */}
-          <pre tabIndex={0}>
-            <code class="snippet-code">{snippet.code}</code>
-          </pre>
+          <details>
+            <summary>Show the code</summary>
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a region that scrolls sideways must take the focus, or the keyboard cannot scroll it (axe scrollable-region-focusable) */}
+            <pre tabIndex={0}>
+              <code class="snippet-code">{snippet.code}</code>
+            </pre>
+          </details>
         </div>
       ))}
-      <IngestStats serviceId={service.id} />
     </section>
   );
 }
@@ -96,6 +105,14 @@ function IngestStats({ serviceId }: { serviceId: string }) {
   const [stats, setStats] = useState<StatsView | null>(null);
   const [failure, setFailure] = useState<ApiFailure | null>(null);
   const [generation, setGeneration] = useState(0);
+
+  // The counts follow on their own while the page is open and visible.
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible") setGeneration((g) => g + 1);
+    }, AUTO_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -128,7 +145,7 @@ function IngestStats({ serviceId }: { serviceId: string }) {
       </fieldset>
       <p class="meta">
         Every attempt to post to this service, by what Intake answered. A refused sender always gets the same 401; the
-        reason is shown only here. Counts arrive within a few seconds.
+        reason is shown only here. Counts arrive within a few seconds; the chart reads them again every 30 s.
       </p>
       <ErrorNotice failure={failure} />
       {!shown && !failure && <Loading label="Loading the counts…" />}

@@ -300,7 +300,7 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
       {events.length === 0 && live.kind !== "connecting" && (
         <Empty
           title="No events yet."
-          next="Events appear here as soon as a sender posts one, signed with this secret."
+          next="Events appear here as soon as a sender posts one, signed with this secret: see Senders above."
         />
       )}
       {events.length > 0 && <EventRows events={events} caption={`Events of ${service.serviceName}`} live />}
