@@ -135,7 +135,10 @@ export function useIncidentChanges(
             const data = JSON.parse(message.data) as { change: IncidentChange; incident: unknown };
             if (message.id) cursor = message.id;
             failures = 0;
-            onChangeRef.current(data.change, fromJson(IncidentSchema, data.incident as never, { ignoreUnknownFields: true }));
+            onChangeRef.current(
+              data.change,
+              fromJson(IncidentSchema, data.incident as never, { ignoreUnknownFields: true }),
+            );
           }
           throw new StreamEnd({ code: "unavailable", message: "The live stream ended.", requestId: null }, 0);
         } catch (error) {

@@ -138,8 +138,7 @@ export function IncidentTable(props: {
   hideService?: boolean;
 }) {
   return (
-    <table class="incidents responsive">
-      <caption class="visually-hidden">{props.caption}</caption>
+    <table class="incidents" aria-label={props.caption}>
       <thead>
         <tr>
           <th scope="col">Severity</th>
@@ -149,9 +148,7 @@ export function IncidentTable(props: {
           <th scope="col">Alerts</th>
           <th scope="col">Opened</th>
           <th scope="col">Last alert</th>
-          <th scope="col">
-            <span class="visually-hidden">Actions</span>
-          </th>
+          <th scope="col">Actions</th>
         </tr>
       </thead>
       <tbody>

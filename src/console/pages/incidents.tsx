@@ -207,7 +207,11 @@ function IncidentLists(props: {
         old.map((g, i) => {
           if (i !== index) return g;
           const have = new Set((g.items ?? []).map((x) => x.id));
-          return { ...g, items: [...(g.items ?? []), ...res.data.filter((x) => !have.has(x.id))], cursor: res.nextCursor };
+          return {
+            ...g,
+            items: [...(g.items ?? []), ...res.data.filter((x) => !have.has(x.id))],
+            cursor: res.nextCursor,
+          };
         }),
       );
     } catch (error) {

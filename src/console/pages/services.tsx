@@ -6,6 +6,7 @@ import { Action, ErrorNotice, EventList, LiveStatus, mergeNewest, ShownOnce, Tim
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
+import { ServiceIncidents } from "./service-incidents.tsx";
 
 /** Runs an API call for a button: busy while it runs, its failure shown, never thrown. */
 function useCall() {
@@ -246,6 +247,8 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
           </p>
         </>
       )}
+
+      <ServiceIncidents service={service} denied={change} onSaved={setService} />
 
       <h2>Events</h2>
       <p class="meta">Newest first.</p>
