@@ -136,6 +136,8 @@ export function IncidentTable(props: {
   caption: string;
   /** Leave the service column out (a service's own page). */
   hideService?: boolean;
+  /** A list of resolved incidents: when each was resolved instead of the actions. */
+  resolved?: boolean;
 }) {
   return (
     <table class="incidents" aria-label={props.caption}>
@@ -148,7 +150,7 @@ export function IncidentTable(props: {
           <th scope="col">Alerts</th>
           <th scope="col">Opened</th>
           <th scope="col">Last alert</th>
-          <th scope="col">Actions</th>
+          <th scope="col">{props.resolved ? "Resolved" : "Actions"}</th>
         </tr>
       </thead>
       <tbody>
@@ -158,9 +160,11 @@ export function IncidentTable(props: {
               <SeverityBadge severity={incident.severity} />
             </td>
             <td data-label="Incident">
-              <Link to={`/incidents/${incident.id}`}>{incident.title}</Link>
-              <div class="meta">
-                {incident.source} · key <code>{incident.dedupKey}</code>
+              <div>
+                <Link to={`/incidents/${incident.id}`}>{incident.title}</Link>
+                <div class="meta">
+                  {incident.source} · key <code>{incident.dedupKey}</code>
+                </div>
               </div>
             </td>
             {!props.hideService && (
@@ -180,9 +184,15 @@ export function IncidentTable(props: {
             <td data-label="Last alert">
               <Time at={incident.lastEventAt} />
             </td>
-            <td data-label="Actions">
-              <IncidentActions incident={incident} denied={props.denied} onChanged={props.onChanged} />
-            </td>
+            {props.resolved ? (
+              <td data-label="Resolved">
+                <Time at={incident.resolvedAt} />
+              </td>
+            ) : (
+              <td data-label="Actions">
+                <IncidentActions incident={incident} denied={props.denied} onChanged={props.onChanged} />
+              </td>
+            )}
           </tr>
         ))}
       </tbody>

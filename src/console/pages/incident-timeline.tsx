@@ -131,7 +131,7 @@ export function Timeline(props: {
           if (entry.kind === "manual") {
             const name = entry.tokenId ? props.tokenNames.get(entry.tokenId) : undefined;
             return (
-              <li key={`${entry.action}-${entry.at}`} class="tl-manual">
+              <li key={`${entry.action}-${entry.at}`} class={`tl-${entry.action}`}>
                 <p class="tl-head">
                   <Time at={entry.at} />{" "}
                   <strong>{entry.action === "acknowledge" ? "Acknowledged" : "Resolved"} by hand</strong>
@@ -150,7 +150,7 @@ export function Timeline(props: {
             );
           }
           return (
-            <li key="auto" class="tl-manual">
+            <li key="auto" class="tl-resolve">
               <p class="tl-head">
                 <Time at={entry.at} /> <strong>Resolved automatically</strong>
               </p>

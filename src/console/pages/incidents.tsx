@@ -256,6 +256,7 @@ function IncidentLists(props: {
                 denied={props.denied}
                 onChanged={onChanged}
                 caption={`${group.heading} incidents`}
+                resolved={group.status === "resolved"}
               />
             )}
             {group.cursor && (

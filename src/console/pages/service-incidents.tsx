@@ -113,7 +113,7 @@ function AutoResolveForm(props: { service: Service; denied: string | null; onSav
 
   return (
     <>
-      <h3>Auto-resolve</h3>
+      <h2>Incident auto-resolve</h2>
       <p>
         {current === undefined ? (
           <>
