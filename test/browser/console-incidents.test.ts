@@ -193,6 +193,12 @@ describe.if(present)("the console's incident pages", () => {
     ]);
     await check(tab, "incident");
 
+    // An id that is not an incident of this tenant: the not-found page, with the way back.
+    await page.goto(`${base}/console/incidents/inc_${"0".repeat(32)}`);
+    await page.getByRole("heading", { name: "Incident not found" }).waitFor();
+    await page.getByRole("link", { name: "See every incident" }).click();
+    await page.getByRole("heading", { name: "Incidents", exact: true }).waitFor();
+
     // The overview's counts followed: the critical one is resolved, an error one opened.
     await goTo(page, "Overview", "Acme");
     await page.getByRole("link", { name: "0 critical" }).waitFor();

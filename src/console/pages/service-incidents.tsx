@@ -8,8 +8,9 @@ import type { Service } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
 import { Action, Empty, ErrorNotice, Link, Loading } from "../components.tsx";
 import { useIncidentChanges } from "../incident-live.ts";
+import { placeIncident } from "../incident-order.ts";
 import { IncidentLiveStatus, IncidentTable } from "./incident-parts.tsx";
-import { incidentsPath, placeIncident } from "./incidents.tsx";
+import { incidentsPath } from "./incidents.tsx";
 
 const OPEN_PAGE = 20;
 
