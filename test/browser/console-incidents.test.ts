@@ -225,4 +225,30 @@ describe.if(present)("the console's incident pages", () => {
 
     await page.context().close();
   }, 120_000);
+
+  test("a read_only token sees the actions disabled with the reason; revoked, its tab on the incidents page is signed out by the change stream", async () => {
+    const sender: Sender = await world.createService("relay");
+    await trigger(world, sender, { dedup_key: "cpu", summary: "CPU at 100% on web-2", severity: "error" });
+    const viewer = await world.mint({ name: "wallboard", scope: "read_only" });
+    const tab = await signedInTab(viewer.token);
+    const { page } = tab;
+    await goTo(page, "Incidents", "Incidents");
+    const row = page.getByRole("table", { name: "Open incidents" }).getByRole("row").filter({ hasText: "CPU at 100%" });
+    await row.waitFor();
+    expect(await row.getByRole("button", { name: "Acknowledge" }).isDisabled()).toBe(true);
+    expect(await row.getByRole("button", { name: "Resolve" }).isDisabled()).toBe(true);
+    await page.getByText("This token is read_only: it can look, not change.").first().waitFor();
+    await page
+      .getByRole("status")
+      .getByText(/^Live:/)
+      .waitFor();
+    await check(tab, "incidents-read-only");
+
+    // Its only open call is the change stream: the server ends it, and the tab signs out saying why.
+    expect((await world.request("DELETE", `/v1/api_tokens/${viewer.id}`)).status).toBe(200);
+    await page.getByRole("heading", { name: "Sign in to Intake" }).waitFor({ timeout: 10_000 });
+    await page.getByText("Signed out").waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.context().close();
+  }, 60_000);
 });
