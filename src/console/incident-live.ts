@@ -7,8 +7,8 @@
  * Order of work: the stream is opened first (`start=latest`); the server fixes its starting
  * position before it answers 200, so the view fills itself (the unary lists) only once the
  * response has arrived. A change committed after that position is streamed; one committed
- * before it is in the fill; one in both is merged by `mergeIncident`, which keeps the later
- * of two snapshots of an incident. None can fall in between. After any end but a 401 or a
+ * before it is in the fill; one in both is merged by `notOlder` (incident-order.ts), which
+ * keeps the later of two snapshots of an incident. None can fall in between. After any end but a 401 or a
  * final refusal the stream resumes from the last change's cursor (`Last-Event-ID`).
  */
 import { fromJson } from "@bufbuild/protobuf";
@@ -47,38 +47,6 @@ async function refusal(res: Response): Promise<StreamEnd> {
   } catch {
     return new StreamEnd({ code: "http_error", message: `The stream answered ${res.status}.`, requestId }, res.status);
   }
-}
-
-/** The rank of each field that only grows over an incident's life. */
-const STATUS_RANK: Record<string, number> = { triggered: 0, acknowledged: 1, resolved: 2 };
-export const SEVERITIES = ["critical", "error", "warning", "info"] as const;
-export type Severity = (typeof SEVERITIES)[number];
-export function severityRank(severity: string): number {
-  const i = SEVERITIES.indexOf(severity as Severity);
-  return i < 0 ? SEVERITIES.length : i;
-}
-
-/**
- * Whether snapshot `b` of an incident is not older than `a`. Status, alert count and severity
- * never go back (§17), so comparing them in turn orders any two snapshots of one incident.
- */
-export function notOlder(a: Incident, b: Incident): boolean {
-  const fields = (i: Incident) => [STATUS_RANK[i.status] ?? 0, Number(i.alertCount), -severityRank(i.severity)];
-  const [x, y] = [fields(a), fields(b)];
-  for (let k = 0; k < x.length; k++) {
-    if ((y[k] as number) !== (x[k] as number)) return (y[k] as number) > (x[k] as number);
-  }
-  return true;
-}
-
-/** Replaces `list`'s snapshot of `incident` unless the one it has is later. */
-export function mergeIncident(list: Incident[], incident: Incident): Incident[] {
-  const i = list.findIndex((x) => x.id === incident.id);
-  if (i < 0) return list;
-  if (!notOlder(list[i] as Incident, incident)) return list;
-  const copy = [...list];
-  copy[i] = incident;
-  return copy;
 }
 
 /**
@@ -135,7 +103,10 @@ export function useIncidentChanges(
             const data = JSON.parse(message.data) as { change: IncidentChange; incident: unknown };
             if (message.id) cursor = message.id;
             failures = 0;
-            onChangeRef.current(data.change, fromJson(IncidentSchema, data.incident as never, { ignoreUnknownFields: true }));
+            onChangeRef.current(
+              data.change,
+              fromJson(IncidentSchema, data.incident as never, { ignoreUnknownFields: true }),
+            );
           }
           throw new StreamEnd({ code: "unavailable", message: "The live stream ended.", requestId: null }, 0);
         } catch (error) {

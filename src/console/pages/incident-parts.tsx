@@ -3,10 +3,10 @@
  * resolve buttons with their confirmations, the incidents table, the live line, and the
  * tenant's service names.
  */
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useId, useState } from "preact/hooks";
 import type { Incident } from "../../../gen/intake/v1/incidents_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { Action, ErrorNotice, Link, Time } from "../components.tsx";
+import { type ConfirmOptions, ErrorNotice, Link, Time, useConfirm } from "../components.tsx";
 import type { LiveState } from "../live.ts";
 
 export function SeverityBadge({ severity }: { severity: string }) {
@@ -60,18 +60,25 @@ export function useServiceNames(): ReadonlyMap<string, string> | undefined {
 
 /**
  * Acknowledge (a triggered incident) and resolve (an open one), each after a confirmation;
- * `onChanged` gets the incident the server answered.
+ * `onChanged` gets the incident the server answered. A token that may not change anything sees
+ * them disabled, described by the reason: `reasonId` names one shown for a whole table, else
+ * the reason is shown here.
  */
 export function IncidentActions(props: {
   incident: Incident;
   denied: string | null;
+  reasonId?: string;
   onChanged: (incident: Incident) => void;
 }) {
   const { incident, denied } = props;
+  const ownReasonId = useId();
+  const reasonId = props.reasonId ?? ownReasonId;
+  const { ask, dialog } = useConfirm();
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<ApiFailure | null>(null);
   const act = useCallback(
-    async (call: () => Promise<{ incident?: Incident }>) => {
+    async (options: ConfirmOptions, call: () => Promise<{ incident?: Incident }>) => {
+      if (!(await ask(options))) return;
       setBusy(true);
       setFailure(null);
       try {
@@ -83,45 +90,63 @@ export function IncidentActions(props: {
         setBusy(false);
       }
     },
-    [props.onChanged],
+    [ask, props.onChanged],
   );
   if (!isOpen(incident)) return null;
   const id = incident.id;
+  const control = {
+    type: "button" as const,
+    disabled: denied !== null || busy,
+    "aria-describedby": denied ? reasonId : undefined,
+    "aria-haspopup": "dialog" as const,
+  };
   return (
     <div class="incident-actions">
       {incident.status === "triggered" && (
-        <Action
-          denied={denied}
-          busy={busy}
-          confirm={{
-            title: `Acknowledge “${incident.title}”?`,
-            body: "Everyone sees that someone is on it. It stays open: its next alert events still join it.",
-            confirmLabel: "Acknowledge",
-          }}
-          onClick={() => void act(() => api.incidents.acknowledgeIncident({ id }))}
+        <button
+          {...control}
+          onClick={() =>
+            void act(
+              {
+                title: `Acknowledge “${incident.title}”?`,
+                body: "Everyone sees that someone is on it. It stays open: its next alert events still join it.",
+                confirmLabel: "Acknowledge",
+              },
+              () => api.incidents.acknowledgeIncident({ id }),
+            )
+          }
         >
           Acknowledge
-        </Action>
+        </button>
       )}
-      <Action
-        denied={denied}
-        busy={busy}
-        kind="danger"
-        confirm={{
-          title: `Resolve “${incident.title}”?`,
-          body: (
-            <p>
-              It closes for good: it cannot be reopened. The next trigger with the key <code>{incident.dedupKey}</code>{" "}
-              opens a new incident.
-            </p>
-          ),
-          confirmLabel: "Resolve incident",
-          danger: true,
-        }}
-        onClick={() => void act(() => api.incidents.resolveIncident({ id }))}
+      <button
+        {...control}
+        class="danger"
+        onClick={() =>
+          void act(
+            {
+              title: `Resolve “${incident.title}”?`,
+              body: (
+                <p>
+                  It closes for good: it cannot be reopened. The next trigger with the key{" "}
+                  <code>{incident.dedupKey}</code> opens a new incident.
+                </p>
+              ),
+              confirmLabel: "Resolve incident",
+              danger: true,
+            },
+            () => api.incidents.resolveIncident({ id }),
+          )
+        }
       >
         Resolve
-      </Action>
+      </button>
+      {denied && !props.reasonId && (
+        <small id={ownReasonId} class="reason">
+          {denied}
+        </small>
+      )}
+      {dialog}
       <ErrorNotice failure={failure} />
     </div>
   );
@@ -136,59 +161,79 @@ export function IncidentTable(props: {
   caption: string;
   /** Leave the service column out (a service's own page). */
   hideService?: boolean;
+  /** A list of resolved incidents: when each was resolved instead of the actions. */
+  resolved?: boolean;
 }) {
+  const reasonId = useId();
   return (
-    <table class="incidents responsive">
-      <caption class="visually-hidden">{props.caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Severity</th>
-          <th scope="col">Incident</th>
-          {!props.hideService && <th scope="col">Service</th>}
-          <th scope="col">Status</th>
-          <th scope="col">Alerts</th>
-          <th scope="col">Opened</th>
-          <th scope="col">Last alert</th>
-          <th scope="col">
-            <span class="visually-hidden">Actions</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.incidents.map((incident) => (
-          <tr key={incident.id} data-incident={incident.id}>
-            <td data-label="Severity">
-              <SeverityBadge severity={incident.severity} />
-            </td>
-            <td data-label="Incident">
-              <Link to={`/incidents/${incident.id}`}>{incident.title}</Link>
-              <div class="meta">
-                {incident.source} · key <code>{incident.dedupKey}</code>
-              </div>
-            </td>
-            {!props.hideService && (
-              <td data-label="Service">
-                <Link to={`/services/${incident.serviceId}`}>
-                  {props.names?.get(incident.serviceId) ?? incident.serviceId}
-                </Link>
-              </td>
-            )}
-            <td data-label="Status">
-              <StatusBadge status={incident.status} />
-            </td>
-            <td data-label="Alerts">{String(incident.alertCount)}</td>
-            <td data-label="Opened">
-              <Time at={incident.createdAt} />
-            </td>
-            <td data-label="Last alert">
-              <Time at={incident.lastEventAt} />
-            </td>
-            <td data-label="Actions">
-              <IncidentActions incident={incident} denied={props.denied} onChanged={props.onChanged} />
-            </td>
+    <>
+      {props.denied && !props.resolved && (
+        <p id={reasonId} class="reason">
+          {props.denied}
+        </p>
+      )}
+      <table class="incidents" aria-label={props.caption}>
+        <thead>
+          <tr>
+            <th scope="col">Severity</th>
+            <th scope="col">Incident</th>
+            {!props.hideService && <th scope="col">Service</th>}
+            <th scope="col">Status</th>
+            <th scope="col">Alerts</th>
+            <th scope="col">Opened</th>
+            <th scope="col">Last alert</th>
+            <th scope="col">{props.resolved ? "Resolved" : "Actions"}</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {props.incidents.map((incident) => (
+            <tr key={incident.id} data-incident={incident.id}>
+              <td data-label="Severity">
+                <SeverityBadge severity={incident.severity} />
+              </td>
+              <td data-label="Incident">
+                <div>
+                  <Link to={`/incidents/${incident.id}`}>{incident.title}</Link>
+                  <div class="meta">
+                    {incident.source} · key <code>{incident.dedupKey}</code>
+                  </div>
+                </div>
+              </td>
+              {!props.hideService && (
+                <td data-label="Service">
+                  <Link to={`/services/${incident.serviceId}`}>
+                    {props.names?.get(incident.serviceId) ?? incident.serviceId}
+                  </Link>
+                </td>
+              )}
+              <td data-label="Status">
+                <StatusBadge status={incident.status} />
+              </td>
+              <td data-label="Alerts">{String(incident.alertCount)}</td>
+              <td data-label="Opened">
+                <Time at={incident.createdAt} />
+              </td>
+              <td data-label="Last alert">
+                <Time at={incident.lastEventAt} />
+              </td>
+              {props.resolved ? (
+                <td data-label="Resolved">
+                  <Time at={incident.resolvedAt} />
+                </td>
+              ) : (
+                <td data-label="Actions">
+                  <IncidentActions
+                    incident={incident}
+                    denied={props.denied}
+                    reasonId={reasonId}
+                    onChanged={props.onChanged}
+                  />
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }

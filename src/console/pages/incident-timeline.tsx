@@ -48,7 +48,12 @@ const ms = (at: When) => toDate(at)?.getTime() ?? 0;
  * later alert events are still unread (`complete` false), nothing after the last read one is
  * shown, so no change appears before events that preceded it.
  */
-export function timelineOf(incident: Incident, events: Event[], audit: AuditEvent[] | null, complete: boolean): Entry[] {
+export function timelineOf(
+  incident: Incident,
+  events: Event[],
+  audit: AuditEvent[] | null,
+  complete: boolean,
+): Entry[] {
   const entries: Entry[] = events.map((event) => ({
     kind: "event",
     at: ms(event.receivedAt),
@@ -56,9 +61,12 @@ export function timelineOf(incident: Incident, events: Event[], audit: AuditEven
     alert: alertOf(event),
   }));
   if (audit) {
-    for (const a of audit) {
-      const action = a.action === "incident.acknowledge" ? "acknowledge" : a.action === "incident.resolve" ? "resolve" : null;
-      if (action) entries.push({ kind: "manual", at: ms(a.occurredAt), action, tokenId: a.actor?.id, requestId: a.requestId });
+    // The audit log reads newest first: reversed, changes at one instant keep their order.
+    for (const a of [...audit].reverse()) {
+      const action =
+        a.action === "incident.acknowledge" ? "acknowledge" : a.action === "incident.resolve" ? "resolve" : null;
+      if (action)
+        entries.push({ kind: "manual", at: ms(a.occurredAt), action, tokenId: a.actor?.id, requestId: a.requestId });
     }
   } else {
     const byHand = (action: "acknowledge" | "resolve", at: When, actor: Incident["acknowledgedBy"]) => {
@@ -96,8 +104,11 @@ export function Timeline(props: {
             return (
               <li key={event.id} class={`tl-${alert.action}`}>
                 <p class="tl-head">
-                  <Time at={event.receivedAt} /> <strong>{ACTION_LABEL[alert.action] ?? alert.action}</strong>
-                  {entry === firstEvent && alert.action === "trigger" && " — opened the incident"}
+                  <Time at={event.receivedAt} />{" "}
+                  <strong>
+                    {ACTION_LABEL[alert.action] ?? alert.action}
+                    {entry === firstEvent && alert.action === "trigger" && " — opened the incident"}
+                  </strong>
                   {alert.severity && (
                     <>
                       {" "}
@@ -120,12 +131,14 @@ export function Timeline(props: {
           if (entry.kind === "manual") {
             const name = entry.tokenId ? props.tokenNames.get(entry.tokenId) : undefined;
             return (
-              <li key={`${entry.action}-${entry.at}`} class="tl-manual">
+              <li key={`${entry.action}-${entry.at}`} class={`tl-${entry.action}`}>
                 <p class="tl-head">
-                  <Time at={entry.at} /> <strong>{entry.action === "acknowledge" ? "Acknowledged" : "Resolved"} by hand</strong>
+                  <Time at={entry.at} />{" "}
+                  <strong>{entry.action === "acknowledge" ? "Acknowledged" : "Resolved"} by hand</strong>
                 </p>
                 <p class="meta">
-                  by token {name && <strong>{name}</strong>} {entry.tokenId && <Id value={entry.tokenId} label="token id" />}
+                  by token {name && <strong>{name}</strong>}{" "}
+                  {entry.tokenId && <Id value={entry.tokenId} label="token id" />}
                   {entry.requestId && (
                     <>
                       {" "}
@@ -137,7 +150,7 @@ export function Timeline(props: {
             );
           }
           return (
-            <li key="auto" class="tl-manual">
+            <li key="auto" class="tl-resolve">
               <p class="tl-head">
                 <Time at={entry.at} /> <strong>Resolved automatically</strong>
               </p>

@@ -13,11 +13,12 @@ import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
 import { ErrorNotice, Id, Link, Loading, NotFound, Time } from "../components.tsx";
 import { cannotChange, cannotReadAudit, type Identity } from "../identity.ts";
-import { notOlder, useIncidentChanges } from "../incident-live.ts";
+import { useIncidentChanges } from "../incident-live.ts";
+import { notOlder } from "../incident-order.ts";
 import { useLiveFeed } from "../live.ts";
 import { IncidentActions, IncidentLiveStatus, SeverityBadge, StatusBadge } from "./incident-parts.tsx";
-import { incidentsPath } from "./incidents.tsx";
 import { type Entry, Timeline, timelineOf } from "./incident-timeline.tsx";
+import { incidentsPath } from "./incidents.tsx";
 
 const EVENTS_PAGE = 100;
 
@@ -150,7 +151,10 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
       // Appended only when the timeline is read to its end; else it comes with "Show later".
       if (cursorRef.current !== undefined) return;
       setEvents((old) => (old === null || old.some((e) => e.id === event.id) ? old : [...old, event]));
-      void api.incidents.getIncident({ id }).then((res) => res.incident && update(res.incident), () => undefined);
+      void api.incidents.getIncident({ id }).then(
+        (res) => res.incident && update(res.incident),
+        () => undefined,
+      );
     },
   );
 
@@ -228,7 +232,8 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
       <h2>Timeline</h2>
       <p class="meta">
         Oldest first: the alert events that touched it and the changes made by hand.
-        {auditDenied && " The manual changes come from the incident's own record: this token may not read the audit log."}
+        {auditDenied &&
+          " The manual changes come from the incident's own record: this token may not read the audit log."}
       </p>
       <ErrorNotice failure={failure} />
       {entries === null ? (
@@ -241,10 +246,7 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
 }
 
 /** Who acknowledged or resolved it: an alert event, a token (by name), or auto-resolve. */
-export function By(props: {
-  actor: Incident["acknowledgedBy"];
-  tokenNames: ReadonlyMap<string, string>;
-}) {
+export function By(props: { actor: Incident["acknowledgedBy"]; tokenNames: ReadonlyMap<string, string> }) {
   const { actor } = props;
   if (!actor) return null;
   if (actor.type === "auto") return <span>automatically (the service's auto-resolve)</span>;

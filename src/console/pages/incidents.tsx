@@ -8,19 +8,14 @@ import type { Incident } from "../../../gen/intake/v1/incidents_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
 import { Empty, ErrorNotice, Loading } from "../components.tsx";
 import { cannotChange, type Identity } from "../identity.ts";
-import { notOlder, SEVERITIES, useIncidentChanges } from "../incident-live.ts";
+import { useIncidentChanges } from "../incident-live.ts";
+import { type Filters, type Group, groupsFor, placeIncident, SEVERITIES } from "../incident-order.ts";
 import { BASE } from "../router.ts";
 import { IncidentLiveStatus, IncidentTable, useServiceNames } from "./incident-parts.tsx";
 
 const STATUSES = ["open", "triggered", "acknowledged", "resolved"] as const;
 /** The first page of each list; "Show older" reads on by cursor. */
 const PAGE = { open: 50, other: 20 };
-
-export interface Filters {
-  status: string;
-  serviceId: string;
-  severity: string;
-}
 
 function filtersFromUrl(): Filters {
   const q = new URLSearchParams(location.search);
@@ -41,53 +36,6 @@ export function incidentsPath(filters: Partial<Filters>): string {
   if (filters.severity) q.set("severity", filters.severity);
   const query = q.toString();
   return `/incidents${query ? `?${query}` : ""}`;
-}
-
-/** One list on the page: its status filter, what is loaded, and the cursor of what is not. */
-export interface Group {
-  status: string;
-  heading: string;
-  items: Incident[] | null;
-  cursor: string | undefined;
-}
-
-function groupsFor(status: string): Group[] {
-  if (status === "") {
-    return [
-      { status: "open", heading: "Open", items: null, cursor: undefined },
-      { status: "resolved", heading: "Resolved", items: null, cursor: undefined },
-    ];
-  }
-  const heading = status === "open" ? "Open" : status[0]?.toUpperCase() + status.slice(1);
-  return [{ status, heading, items: null, cursor: undefined }];
-}
-
-function statusMatches(filter: string, status: string): boolean {
-  return filter === "open" ? status === "triggered" || status === "acknowledged" : filter === status;
-}
-
-/**
- * Where an incident's new snapshot goes: out of every list, then into the one it matches, at its
- * place newest first — unless that place is past the loaded page (it comes with "Show older").
- * A snapshot older than the one shown (a change the fill had already seen) changes nothing.
- */
-export function placeIncident(groups: Group[], filters: Filters, incident: Incident): Group[] {
-  const shown = groups.flatMap((g) => g.items ?? []).find((i) => i.id === incident.id);
-  if (shown && !notOlder(shown, incident)) return groups;
-  const fits =
-    (!filters.serviceId || incident.serviceId === filters.serviceId) &&
-    (!filters.severity || incident.severity === filters.severity);
-  return groups.map((group) => {
-    if (group.items === null) return group;
-    const items = group.items.filter((i) => i.id !== incident.id);
-    const last = items[items.length - 1];
-    const beyond = group.cursor !== undefined && last !== undefined && incident.id < last.id;
-    if (fits && statusMatches(group.status, incident.status) && !beyond) {
-      const at = items.findIndex((i) => i.id < incident.id);
-      items.splice(at < 0 ? items.length : at, 0, incident);
-    }
-    return { ...group, items };
-  });
 }
 
 export function IncidentsPage({ identity }: { identity: Identity | null }) {
@@ -207,7 +155,11 @@ function IncidentLists(props: {
         old.map((g, i) => {
           if (i !== index) return g;
           const have = new Set((g.items ?? []).map((x) => x.id));
-          return { ...g, items: [...(g.items ?? []), ...res.data.filter((x) => !have.has(x.id))], cursor: res.nextCursor };
+          return {
+            ...g,
+            items: [...(g.items ?? []), ...res.data.filter((x) => !have.has(x.id))],
+            cursor: res.nextCursor,
+          };
         }),
       );
     } catch (error) {
@@ -252,6 +204,7 @@ function IncidentLists(props: {
                 denied={props.denied}
                 onChanged={onChanged}
                 caption={`${group.heading} incidents`}
+                resolved={group.status === "resolved"}
               />
             )}
             {group.cursor && (

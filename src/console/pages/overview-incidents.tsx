@@ -6,7 +6,8 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { Link } from "../components.tsx";
-import { SEVERITIES, useIncidentChanges } from "../incident-live.ts";
+import { useIncidentChanges } from "../incident-live.ts";
+import { SEVERITIES } from "../incident-order.ts";
 import { IncidentLiveStatus, SeverityBadge } from "./incident-parts.tsx";
 import { incidentsPath } from "./incidents.tsx";
 

@@ -8,8 +8,9 @@ import type { Service } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
 import { Action, Empty, ErrorNotice, Link, Loading } from "../components.tsx";
 import { useIncidentChanges } from "../incident-live.ts";
+import { placeIncident } from "../incident-order.ts";
 import { IncidentLiveStatus, IncidentTable } from "./incident-parts.tsx";
-import { incidentsPath, placeIncident } from "./incidents.tsx";
+import { incidentsPath } from "./incidents.tsx";
 
 const OPEN_PAGE = 20;
 
@@ -113,7 +114,7 @@ function AutoResolveForm(props: { service: Service; denied: string | null; onSav
 
   return (
     <>
-      <h3>Auto-resolve</h3>
+      <h2>Incident auto-resolve</h2>
       <p>
         {current === undefined ? (
           <>
