@@ -7,6 +7,7 @@ import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
 import { createApp } from "./app.ts";
 import { type Config, ConfigError, invokedAs, type KeyMaterial } from "./config.ts";
+import { KEEP_ALIVE_MS } from "./domain/feed.ts";
 import type { Logger } from "./logger.ts";
 import { claimStore } from "./serving.ts";
 
@@ -91,6 +92,10 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
       development: false,
       error: app.onEscapedError,
       maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
+      // Bun closes a connection idle for 10 s by default, shorter than the keep-alive an idle
+      // SSE stream sends (KEEP_ALIVE_MS): every idle feed or incident stream was reset before
+      // its first keep-alive. Twice the keep-alive interval, in seconds.
+      idleTimeout: Math.ceil((2 * KEEP_ALIVE_MS) / 1000),
     });
   } catch (error) {
     await grpc?.close();
