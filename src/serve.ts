@@ -12,6 +12,13 @@ import type { Logger } from "./logger.ts";
 import { claimStore } from "./serving.ts";
 
 /**
+ * Bun closes a connection idle for 10 s by default, shorter than the keep-alive an idle SSE
+ * stream sends (KEEP_ALIVE_MS): every idle feed or incident stream was reset before its first
+ * keep-alive. Twice the keep-alive interval, in seconds (Bun.serve's `idleTimeout`).
+ */
+export const IDLE_TIMEOUT_SECONDS = Math.ceil((2 * KEEP_ALIVE_MS) / 1000);
+
+/**
  * Bun's own body limit answers a bare 413 (no error body, no X-Request-Id) from the declared
  * Content-Length, before any handler runs, so a large body to a bearer route got 413 before
  * its 401. Every route that reads a body caps it itself while reading (management bodies,
@@ -92,10 +99,7 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
       development: false,
       error: app.onEscapedError,
       maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
-      // Bun closes a connection idle for 10 s by default, shorter than the keep-alive an idle
-      // SSE stream sends (KEEP_ALIVE_MS): every idle feed or incident stream was reset before
-      // its first keep-alive. Twice the keep-alive interval, in seconds.
-      idleTimeout: Math.ceil((2 * KEEP_ALIVE_MS) / 1000),
+      idleTimeout: IDLE_TIMEOUT_SECONDS,
     });
   } catch (error) {
     await grpc?.close();
