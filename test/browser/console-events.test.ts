@@ -175,6 +175,34 @@ describe.if(present)("the events explorer", () => {
     await context.close();
   }, 60_000);
 
+  test("an alert event's page links to its incident; the explorer narrows to that incident's events", async () => {
+    const trigger = (summary: string) =>
+      JSON.stringify({
+        event_action: "trigger",
+        dedup_key: "disk-full",
+        payload: { summary, source: "db-1", severity: "critical" },
+      });
+    const first = await signedPost(served.base, billing.id, billing.secret, trigger("Disk full on db-1"));
+    expect(first.status).toBe(202);
+    const incidentId = ((await first.json()) as { incident_id: string }).incident_id;
+    expect(incidentId).toMatch(/^inc_[0-9a-f]{32}$/);
+    await post(billing, trigger("Disk still full on db-1"));
+
+    const { context, page } = await signedInTab("/events");
+    await rowIds(page);
+    await page.getByLabel("Incident").fill(incidentId);
+    await page.getByRole("button", { name: "Apply filters" }).click();
+    await page.waitForURL(new RegExp(`incident_id=${incidentId}`));
+    const ids = await rowIds(page);
+    expect(ids).toHaveLength(2);
+    await page.getByRole("link", { name: ids[1] }).click();
+    const link = page.getByRole("link", { name: incidentId });
+    await link.waitFor();
+    expect(await link.getAttribute("href")).toBe(`/console/incidents/${incidentId}`);
+    expect(await page.locator("pre.payload").textContent()).toContain('"summary": "Disk full on db-1"');
+    await context.close();
+  }, 60_000);
+
   test("older pages by cursor, newest first, and back to the newest", async () => {
     const { context, page } = await signedInTab(`/events?service_id=${bulk.id}`);
     expect(await rowIds(page)).toHaveLength(50);
@@ -219,21 +247,24 @@ describe.if(present)("the events explorer", () => {
 
 describe.if(present)("a service page's senders section", () => {
   test("refused ingests (a wrong signature, a stale timestamp) are counted in the chart by reason; the copied curl snippet gets 202", async () => {
-    const { context, tab, page } = await signedInTab(`/services/${billing.id}`);
+    // A service of its own: the explorer's tests post to the others.
+    const payments = await createService("payments");
+    for (const n of [1, 2, 3]) await post(payments, `{"type":"charge.succeeded","n":${n}}`);
+    const { context, tab, page } = await signedInTab(`/services/${payments.id}`);
     await page.getByRole("heading", { name: "Senders" }).waitFor();
-    await page.getByText(`${served.base}/v1/ingest/${billing.id}`, { exact: true }).waitFor();
+    await page.getByText(`${served.base}/v1/ingest/${payments.id}`, { exact: true }).waitFor();
 
     // Refusals: the sender sees one 401; the service's owner sees why.
     const body = '{"type":"invoice.paid"}';
-    const wrong = await fetch(`${served.base}/v1/ingest/${billing.id}`, {
+    const wrong = await fetch(`${served.base}/v1/ingest/${payments.id}`, {
       method: "POST",
-      headers: { "x-service-signature": sign(`${billing.secret}x`, body, Date.now()) },
+      headers: { "x-service-signature": sign(`${payments.secret}x`, body, Date.now()) },
       body,
     });
     expect(wrong.status).toBe(401);
-    const stale = await fetch(`${served.base}/v1/ingest/${billing.id}`, {
+    const stale = await fetch(`${served.base}/v1/ingest/${payments.id}`, {
       method: "POST",
-      headers: { "x-service-signature": sign(billing.secret, body, Date.now() - 3_600_000) },
+      headers: { "x-service-signature": sign(payments.secret, body, Date.now() - 3_600_000) },
       body,
     });
     expect(stale.status).toBe(401);
@@ -270,7 +301,7 @@ describe.if(present)("a service page's senders section", () => {
     const snippet = await page.evaluate(() => navigator.clipboard.readText());
     expect(snippet).toBe((await page.locator(".snippet pre").first().textContent()) ?? "");
     const proc = Bun.spawn(["bash", "-c", snippet], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", INTAKE_SIGNING_SECRET: billing.secret },
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", INTAKE_SIGNING_SECRET: payments.secret },
       stdout: "pipe",
     });
     const out = await new Response(proc.stdout).text();

@@ -298,11 +298,11 @@ function FilterForm(props: {
             ))}
           </datalist>
         </label>
-        <label>
+        <label class="when">
           Received from
           <input type="datetime-local" value={after} onInput={(e) => setAfter(e.currentTarget.value)} />
         </label>
-        <label>
+        <label class="when">
           Received before
           <input type="datetime-local" value={before} onInput={(e) => setBefore(e.currentTarget.value)} />
         </label>
