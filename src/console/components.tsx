@@ -27,7 +27,7 @@ export function ErrorNotice({ failure }: { failure: ApiFailure | null }) {
         {failure.requestId && (
           <>
             {" · request "}
-            <code>{failure.requestId}</code>
+            <Id value={failure.requestId} label="request id" />
           </>
         )}
       </p>

@@ -93,7 +93,7 @@ function Named(props: {
         {name ?? <span class="meta">{subject.type.replace("_", " ")}</span>}
         {name && <span class="meta"> · {subject.type.replace("_", " ")}</span>}
       </span>
-      {id && <Id value={id} label={`${subject.type.replace("_", " ")} id`} />}
+      {id && <Id short value={id} label={`${subject.type.replace("_", " ")} id`} />}
     </span>
   );
 }
@@ -173,7 +173,7 @@ export function AuditPage({ identity }: { identity: Identity | null }) {
           Target id
           <input
             value={target}
-            placeholder="tok_…, svc_… or the tenant id"
+            placeholder="tok_…, svc_…, tenant id"
             onInput={(e) => setTarget(e.currentTarget.value)}
           />
         </label>
@@ -226,7 +226,7 @@ export function AuditPage({ identity }: { identity: Identity | null }) {
                   )}
                 </td>
                 <td data-label="Request">
-                  {e.requestId ? <Id value={e.requestId} label="request id" /> : <span>CLI</span>}
+                  {e.requestId ? <Id short value={e.requestId} label="request id" /> : <span>CLI</span>}
                 </td>
               </tr>
             ))}

@@ -110,10 +110,10 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
       {services !== null && tokens !== null && (
         <ul class="cards">
           <li>
-            <strong>{services}</strong> services
+            <strong>{services}</strong> {services === 1 ? "service" : "services"}
           </li>
           <li>
-            <strong>{tokens}</strong> active API tokens
+            <strong>{tokens}</strong> active API {tokens === 1 ? "token" : "tokens"}
           </li>
         </ul>
       )}

@@ -147,7 +147,7 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
                   </a>
                 </td>
                 <td data-label="Id">
-                  <Id value={s.id} label="service id" />
+                  <Id short value={s.id} label="service id" />
                 </td>
                 <td data-label="Ingestion">{s.isMonitored ? "on" : "paused"}</td>
                 <td data-label="Secret">

@@ -35,11 +35,14 @@ export function CopyButton(props: { text: string; label?: string; compact?: bool
   );
 }
 
-/** An id as people handle it: monospace, never broken mid-word, with its copy button. */
-export function Id({ value, label = "id" }: { value: string; label?: string }) {
+/**
+ * An id as people handle it: monospace, with its copy button (which copies it whole). `short`
+ * shows it abbreviated (`tok_01a21b…c999`, the whole id on hover) where a table has no room.
+ */
+export function Id({ value, label = "id", short }: { value: string; label?: string; short?: boolean }) {
   return (
     <span class="id">
-      <code>{value}</code>
+      <code title={short ? value : undefined}>{short ? abbreviated(value) : value}</code>
       <CopyButton text={value} label={`${label} ${value}`} compact />
     </span>
   );
@@ -57,4 +60,11 @@ function CopyIcon() {
       />
     </svg>
   );
+}
+
+/** `prefix_` + the first 6 and last 4 characters of the rest; a short id stays as it is. */
+export function abbreviated(id: string): string {
+  const cut = id.indexOf("_") + 1;
+  const rest = id.slice(cut);
+  return rest.length <= 12 ? id : `${id.slice(0, cut)}${rest.slice(0, 6)}…${rest.slice(-4)}`;
 }
