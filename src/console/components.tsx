@@ -8,7 +8,7 @@ import type { Event } from "../../gen/intake/v1/ingest_pb.ts";
 import type { ApiFailure } from "./api.ts";
 import type { LiveState } from "./live.ts";
 import { type ConfirmOptions, useConfirm } from "./ui/confirm.tsx";
-import { CopyButton } from "./ui/copy.tsx";
+import { CopyButton, Id } from "./ui/copy.tsx";
 
 export { Confirm, type ConfirmOptions, useConfirm } from "./ui/confirm.tsx";
 export { CopyButton, Id } from "./ui/copy.tsx";
