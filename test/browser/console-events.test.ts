@@ -82,8 +82,13 @@ async function checkPage(tab: Tab, name: string): Promise<void> {
   await check(tab, name);
   const before = tab.page.viewportSize() ?? { width: 1280, height: 800 };
   await tab.page.setViewportSize({ width: 390, height: 844 });
-  expect(await tab.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  expect(await tab.page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
   await tab.page.setViewportSize(before);
+}
+
+/** What the page copied (the test's context may read the clipboard). */
+function clipboard(page: Page): Promise<string> {
+  return page.evaluate<string>("navigator.clipboard.readText()");
 }
 
 /** The explorer's rows once its page has loaded: the id cells' texts. */
@@ -126,9 +131,9 @@ describe.if(present)("the events explorer", () => {
     await checkPage(tab, "event-dark");
     await page.emulateMedia({ colorScheme: "light" });
     await page.getByRole("button", { name: `Copy event id ${found[0]}` }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(found[0] as string);
+    expect(await clipboard(page)).toBe(found[0] as string);
     await page.getByRole("button", { name: "Copy payload" }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ADA);
+    expect(await clipboard(page)).toBe(ADA);
 
     // Back returns to the same search; the service link opens the service.
     await page.goBack();
@@ -298,7 +303,7 @@ describe.if(present)("a service page's senders section", () => {
 
     // The curl snippet, copied from the page and run as it is, with only the secret set.
     await page.getByRole("button", { name: "Copy curl + openssl snippet" }).click();
-    const snippet = await page.evaluate(() => navigator.clipboard.readText());
+    const snippet = await clipboard(page);
     expect(snippet).toBe((await page.locator(".snippet pre").first().textContent()) ?? "");
     const proc = Bun.spawn(["bash", "-c", snippet], {
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", INTAKE_SIGNING_SECRET: payments.secret },
@@ -312,11 +317,7 @@ describe.if(present)("a service page's senders section", () => {
     await pinged.waitFor({ timeout: 10_000 });
     await served.world.app.domain.statsAggregator.flush();
     await page.getByRole("button", { name: "Refresh" }).click();
-    await page.waitForFunction(() =>
-      [...document.querySelectorAll(".outcome-totals li")].some(
-        (li) => li.textContent?.includes("Accepted (202)") && li.querySelector(".num")?.textContent === "4",
-      ),
-    );
+    await week.getByRole("listitem").filter({ hasText: "Accepted (202)" }).filter({ hasText: /4$/ }).waitFor();
     await context.close();
   }, 60_000);
 });
