@@ -1,6 +1,7 @@
 /**
  * The events explorer, the event page and a service page's senders section in a real browser
- * (docs/console.md; SPEC §18, §22): find an event by a word of its payload and open it; narrow
+ * (docs/console.md; SPEC §18, §22): find an event by a word of its payload and open it (with
+ * the keyboard alone); narrow
  * by service and type; older pages by cursor; a search refused because the deployment turned
  * search off, explained; a refused ingest counted in the service's chart; a copied signing
  * snippet that, run as it is, gets 202. Each page is checked (axe, console errors, foreign
@@ -10,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { BrowserContext, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { chromiumPresent, requireChromium } from "../support/browser.ts";
-import { check, openTab, type Served, serveConsole, signedPost, signIn, type Tab } from "../support/console.ts";
+import { check, openTab, type Served, serveConsole, signedPost, signIn, type Tab, tabTo } from "../support/console.ts";
 import { sign } from "../support/signing.ts";
 
 const present = chromiumPresent("console events explorer journeys");
@@ -110,8 +111,10 @@ describe.if(present)("the events explorer", () => {
     expect((await rowIds(page)).length).toBe(50);
     await checkPage(tab, "events");
 
-    await page.getByLabel("Search payloads").fill("ada@EXAMPLE.com");
-    await page.getByLabel("Search payloads").press("Enter");
+    // Keyboard alone: to the search field, a word, Enter.
+    await tabTo(page, page.getByLabel("Search payloads"));
+    await page.keyboard.type("ada@EXAMPLE.com");
+    await page.keyboard.press("Enter");
     await page.waitForURL(/q=ada%40EXAMPLE.com/);
     const found = await rowIds(page);
     expect(found).toHaveLength(1);
@@ -121,7 +124,9 @@ describe.if(present)("the events explorer", () => {
     await expect(row.locator("td.first-line").textContent()).resolves.toBe(ADA);
     await checkPage(tab, "events-search");
 
-    await page.getByRole("link", { name: found[0] }).click();
+    // Keyboard alone again: to the event's link, Enter opens its page.
+    await tabTo(page, page.getByRole("link", { name: found[0] }));
+    await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "invoice.paid", level: 1 }).waitFor();
     expect(page.url()).toEndWith(`/console/events/${found[0]}`);
     const payload = await page.locator("pre.payload").textContent();
