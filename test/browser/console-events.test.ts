@@ -1,10 +1,9 @@
 /**
  * The events explorer, the event page and a service page's senders section in a real browser
- * (docs/console.md; SPEC §18, §22): find an event by a word of its payload and open it (with
- * the keyboard alone); narrow
- * by service and type; older pages by cursor; a search refused because the deployment turned
- * search off, explained; a refused ingest counted in the service's chart; a copied signing
- * snippet that, run as it is, gets 202. Each page is checked (axe, console errors, foreign
+ * (docs/console.md; SPEC §18, §22): find an event by a word of its payload and open it, with
+ * the keyboard alone; narrow by service and type, and to an incident's events; older pages by
+ * cursor; a search refused because the deployment turned search off, explained; a refused
+ * ingest counted in the service's chart; a copied signing snippet that, run as it is, gets 202. Each page is checked (axe, console errors, foreign
  * requests) and photographed at 1280×800 and 390×844 into test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
