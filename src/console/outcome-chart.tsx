@@ -27,11 +27,28 @@ function sum(counts: Record<string, number>): number {
   return n;
 }
 
+/**
+ * The time axis: equal segments of the window, each named by how long ago it starts (6-hour
+ * segments for 24 h, days for 7 d); the buckets are equal too, so a segment's start is exact.
+ */
+function ticksOf(stats: StatsView): string[] {
+  // "24 h", "18 h", …: "ago" is added by the axis (and left out on a phone).
+  const span = stats.to.getTime() - stats.from.getTime();
+  const day = span > 86_400_000 * 1.5;
+  const segments = day ? Math.round(span / 86_400_000) : 4;
+  const step = span / segments;
+  return Array.from({ length: segments }, (_, i) => {
+    const ago = span - i * step;
+    return day ? `${Math.round(ago / 86_400_000)} d` : `${Math.round(ago / 3_600_000)} h`;
+  });
+}
+
 export function OutcomeChart({ stats, caption }: { stats: StatsView; caption: string }) {
   const peak = Math.max(1, ...stats.buckets.map((b) => sum(b.counts)));
   const width = stats.buckets.length * STEP;
   const present = ordered(stats.totals);
   const total = sum(stats.totals);
+  const ticks = ticksOf(stats);
   const summary =
     total === 0
       ? `${caption}: no ingest.`
@@ -45,6 +62,12 @@ export function OutcomeChart({ stats, caption }: { stats: StatsView; caption: st
         </span>
         <svg viewBox={`0 0 ${width} ${HEIGHT}`} preserveAspectRatio="none" role="img" aria-label={summary}>
           <line class="chart-base" x1="0" x2={width} y1={HEIGHT} y2={HEIGHT} vector-effect="non-scaling-stroke" />
+          {ticks.slice(1).map((tick, i) => {
+            const x = ((i + 1) * width) / ticks.length;
+            return (
+              <line key={tick} class="chart-grid" x1={x} x2={x} y1="0" y2={HEIGHT} vector-effect="non-scaling-stroke" />
+            );
+          })}
           {stats.buckets.map((bucket, i) => {
             const keys = ordered(bucket.counts);
             if (keys.length === 0) return null;
@@ -66,9 +89,16 @@ export function OutcomeChart({ stats, caption }: { stats: StatsView; caption: st
           })}
         </svg>
       </div>
-      <div class="chart-axis meta" aria-hidden="true">
-        <span>{formatLocal(stats.from)}</span>
-        <span>now</span>
+      <div class={`chart-axis meta n${ticks.length}`} aria-hidden="true">
+        {ticks.map((tick, i) => (
+          <span key={tick}>
+            <span title={i === 0 ? formatLocal(stats.from) : undefined}>
+              {tick}
+              <span class="ago"> ago</span>
+            </span>
+            {i === ticks.length - 1 && <span class="now">now</span>}
+          </span>
+        ))}
       </div>
       {total > 0 && (
         <ul class="outcome-totals" aria-label={`${caption}: totals by outcome`}>
