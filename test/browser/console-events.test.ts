@@ -297,6 +297,7 @@ describe.if(present)("a service page's senders section", () => {
     await page.getByRole("button", { name: "Last 7 days" }).click();
     await page.getByRole("img", { name: /^Ingest, last 7 days: / }).waitFor();
     const week = page.getByRole("list", { name: "Ingest, last 7 days: totals by outcome" });
+    await checkPage(tab, "service-senders-7d");
     expect(
       await week
         .getByRole("listitem")
