@@ -4,28 +4,10 @@
  * the service page, so neither lays out a payload at full length.
  */
 import type { Event } from "../../gen/intake/v1/ingest_pb.ts";
+import { firstLine } from "./event-query.ts";
 import { Link } from "./ui/states.tsx";
+
 import { Time } from "./ui/time.tsx";
-
-const utf8 = new TextDecoder();
-/** The longest first line a row carries; CSS ellipsizes it to the row's width anyway. */
-const FIRST_LINE_MAX = 200;
-
-/** The payload's first line as received (a one-line JSON body is all of it), cut to a row's length. */
-export function firstLine(payload: Uint8Array): string {
-  const text = utf8.decode(payload.subarray(0, FIRST_LINE_MAX * 4));
-  const line = text.split(/\r?\n/, 1)[0] ?? "";
-  const chars = Array.from(line);
-  return chars.length > FIRST_LINE_MAX ? `${chars.slice(0, FIRST_LINE_MAX).join("")}…` : line;
-}
-
-/** The path of an explorer view with these filters (empty ones left out). */
-export function explorerPath(filters: Record<string, string | undefined>): string {
-  const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(filters)) if (value) query.set(key, value);
-  const text = query.toString();
-  return text ? `/events?${text}` : "/events";
-}
 
 export function EventRows(props: {
   events: Event[];

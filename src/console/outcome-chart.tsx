@@ -5,6 +5,7 @@
  * the numbers stay in the page as a list of totals a screen reader reads
  * (docs/console.md "Senders").
  */
+import { ordered, outcomeClass, outcomeLabel } from "./outcomes.ts";
 import { formatLocal } from "./ui/time.tsx";
 
 export interface StatsView {
@@ -14,36 +15,6 @@ export interface StatsView {
   to: Date;
   buckets: { start: Date; counts: Record<string, number> }[];
   totals: Record<string, number>;
-}
-
-/** Every outcome the server counts (src/domain/stats-types.ts), in stacking order, with what it means. */
-export const OUTCOMES: readonly { key: string; label: string }[] = [
-  { key: "accepted", label: "Accepted (202)" },
-  { key: "duplicate", label: "Duplicate: already stored (200)" },
-  { key: "no_matching_signature", label: "Refused: wrong signature (401)" },
-  { key: "timestamp_outside_tolerance", label: "Refused: timestamp too old or in the future (401)" },
-  { key: "malformed_signature_header", label: "Refused: missing or malformed signature headers (401)" },
-  { key: "paused", label: "Refused: ingestion paused (409)" },
-  { key: "invalid_request", label: "Refused: invalid body or headers (400)" },
-  { key: "payload_too_large", label: "Refused: body too large (413)" },
-  { key: "rate_limited", label: "Refused: rate limited (429)" },
-  { key: "unavailable", label: "Failed: store unavailable (503)" },
-  { key: "internal_error", label: "Failed: server error (500)" },
-];
-
-export function outcomeLabel(key: string): string {
-  return OUTCOMES.find((o) => o.key === key)?.label ?? key;
-}
-
-/** An outcome this console does not know yet (a newer server) still gets a bar. */
-function ordered(counts: Record<string, number>): string[] {
-  const known = OUTCOMES.map((o) => o.key).filter((k) => (counts[k] ?? 0) > 0);
-  const other = Object.keys(counts).filter((k) => !OUTCOMES.some((o) => o.key === k) && (counts[k] ?? 0) > 0);
-  return [...known, ...other.sort()];
-}
-
-export function outcomeClass(key: string): string {
-  return OUTCOMES.some((o) => o.key === key) ? `o-${key.replaceAll("_", "-")}` : "o-other";
 }
 
 /** The bar's width in viewBox units; the SVG stretches to the page's width. */
@@ -56,11 +27,28 @@ function sum(counts: Record<string, number>): number {
   return n;
 }
 
+/**
+ * The time axis: equal segments of the window, each named by how long ago it starts (6-hour
+ * segments for 24 h, days for 7 d); the buckets are equal too, so a segment's start is exact.
+ */
+function ticksOf(stats: StatsView): string[] {
+  // "24 h", "18 h", …: "ago" is added by the axis (and left out on a phone).
+  const span = stats.to.getTime() - stats.from.getTime();
+  const day = span > 86_400_000 * 1.5;
+  const segments = day ? Math.round(span / 86_400_000) : 4;
+  const step = span / segments;
+  return Array.from({ length: segments }, (_, i) => {
+    const ago = span - i * step;
+    return day ? `${Math.round(ago / 86_400_000)} d` : `${Math.round(ago / 3_600_000)} h`;
+  });
+}
+
 export function OutcomeChart({ stats, caption }: { stats: StatsView; caption: string }) {
   const peak = Math.max(1, ...stats.buckets.map((b) => sum(b.counts)));
   const width = stats.buckets.length * STEP;
   const present = ordered(stats.totals);
   const total = sum(stats.totals);
+  const ticks = ticksOf(stats);
   const summary =
     total === 0
       ? `${caption}: no ingest.`
@@ -74,6 +62,12 @@ export function OutcomeChart({ stats, caption }: { stats: StatsView; caption: st
         </span>
         <svg viewBox={`0 0 ${width} ${HEIGHT}`} preserveAspectRatio="none" role="img" aria-label={summary}>
           <line class="chart-base" x1="0" x2={width} y1={HEIGHT} y2={HEIGHT} vector-effect="non-scaling-stroke" />
+          {ticks.slice(1).map((tick, i) => {
+            const x = ((i + 1) * width) / ticks.length;
+            return (
+              <line key={tick} class="chart-grid" x1={x} x2={x} y1="0" y2={HEIGHT} vector-effect="non-scaling-stroke" />
+            );
+          })}
           {stats.buckets.map((bucket, i) => {
             const keys = ordered(bucket.counts);
             if (keys.length === 0) return null;
@@ -95,9 +89,16 @@ export function OutcomeChart({ stats, caption }: { stats: StatsView; caption: st
           })}
         </svg>
       </div>
-      <div class="chart-axis meta" aria-hidden="true">
-        <span>{formatLocal(stats.from)}</span>
-        <span>now</span>
+      <div class={`chart-axis meta n${ticks.length}`} aria-hidden="true">
+        {ticks.map((tick, i) => (
+          <span key={tick}>
+            <span title={i === 0 ? formatLocal(stats.from) : undefined}>
+              {tick}
+              <span class="ago"> ago</span>
+            </span>
+            {i === ticks.length - 1 && <span class="now">now</span>}
+          </span>
+        ))}
       </div>
       {total > 0 && (
         <ul class="outcome-totals" aria-label={`${caption}: totals by outcome`}>

@@ -1,16 +1,16 @@
 /**
  * The events explorer, the event page and a service page's senders section in a real browser
- * (docs/console.md; SPEC §18, §22): find an event by a word of its payload and open it; narrow
- * by service and type; older pages by cursor; a search refused because the deployment turned
- * search off, explained; a refused ingest counted in the service's chart; a copied signing
- * snippet that, run as it is, gets 202. Each page is checked (axe, console errors, foreign
+ * (docs/console.md; SPEC §18, §22): find an event by a word of its payload and open it, with
+ * the keyboard alone; narrow by service and type, and to an incident's events; older pages by
+ * cursor; a search refused because the deployment turned search off, explained; a refused
+ * ingest counted in the service's chart; a copied signing snippet that, run as it is, gets 202. Each page is checked (axe, console errors, foreign
  * requests) and photographed at 1280×800 and 390×844 into test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { BrowserContext, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { chromiumPresent, requireChromium } from "../support/browser.ts";
-import { check, openTab, type Served, serveConsole, signedPost, signIn, type Tab } from "../support/console.ts";
+import { check, openTab, type Served, serveConsole, signedPost, signIn, type Tab, tabTo } from "../support/console.ts";
 import { sign } from "../support/signing.ts";
 
 const present = chromiumPresent("console events explorer journeys");
@@ -82,8 +82,13 @@ async function checkPage(tab: Tab, name: string): Promise<void> {
   await check(tab, name);
   const before = tab.page.viewportSize() ?? { width: 1280, height: 800 };
   await tab.page.setViewportSize({ width: 390, height: 844 });
-  expect(await tab.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  expect(await tab.page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
   await tab.page.setViewportSize(before);
+}
+
+/** What the page copied (the test's context may read the clipboard). */
+function clipboard(page: Page): Promise<string> {
+  return page.evaluate<string>("navigator.clipboard.readText()");
 }
 
 /** The explorer's rows once its page has loaded: the id cells' texts. */
@@ -105,8 +110,10 @@ describe.if(present)("the events explorer", () => {
     expect((await rowIds(page)).length).toBe(50);
     await checkPage(tab, "events");
 
-    await page.getByLabel("Search payloads").fill("ada@EXAMPLE.com");
-    await page.getByLabel("Search payloads").press("Enter");
+    // Keyboard alone: to the search field, a word, Enter.
+    await tabTo(page, page.getByLabel("Search payloads"));
+    await page.keyboard.type("ada@EXAMPLE.com");
+    await page.keyboard.press("Enter");
     await page.waitForURL(/q=ada%40EXAMPLE.com/);
     const found = await rowIds(page);
     expect(found).toHaveLength(1);
@@ -116,7 +123,9 @@ describe.if(present)("the events explorer", () => {
     await expect(row.locator("td.first-line").textContent()).resolves.toBe(ADA);
     await checkPage(tab, "events-search");
 
-    await page.getByRole("link", { name: found[0] }).click();
+    // Keyboard alone again: to the event's link, Enter opens its page.
+    await tabTo(page, page.getByRole("link", { name: found[0] }));
+    await page.keyboard.press("Enter");
     await page.getByRole("heading", { name: "invoice.paid", level: 1 }).waitFor();
     expect(page.url()).toEndWith(`/console/events/${found[0]}`);
     const payload = await page.locator("pre.payload").textContent();
@@ -126,9 +135,9 @@ describe.if(present)("the events explorer", () => {
     await checkPage(tab, "event-dark");
     await page.emulateMedia({ colorScheme: "light" });
     await page.getByRole("button", { name: `Copy event id ${found[0]}` }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(found[0] as string);
+    expect(await clipboard(page)).toBe(found[0] as string);
     await page.getByRole("button", { name: "Copy payload" }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ADA);
+    expect(await clipboard(page)).toBe(ADA);
 
     // Back returns to the same search; the service link opens the service.
     await page.goBack();
@@ -172,6 +181,34 @@ describe.if(present)("the events explorer", () => {
     await page.getByLabel("Search payloads").fill("cu");
     await page.getByLabel("Search payloads").press("Enter");
     await page.getByRole("alert").getByText("every term must be at least 3 characters").waitFor();
+    await context.close();
+  }, 60_000);
+
+  test("an alert event's page links to its incident; the explorer narrows to that incident's events", async () => {
+    const trigger = (summary: string) =>
+      JSON.stringify({
+        event_action: "trigger",
+        dedup_key: "disk-full",
+        payload: { summary, source: "db-1", severity: "critical" },
+      });
+    const first = await signedPost(served.base, billing.id, billing.secret, trigger("Disk full on db-1"));
+    expect(first.status).toBe(202);
+    const incidentId = ((await first.json()) as { incident_id: string }).incident_id;
+    expect(incidentId).toMatch(/^inc_[0-9a-f]{32}$/);
+    await post(billing, trigger("Disk still full on db-1"));
+
+    const { context, page } = await signedInTab("/events");
+    await rowIds(page);
+    await page.getByLabel("Incident").fill(incidentId);
+    await page.getByRole("button", { name: "Apply filters" }).click();
+    await page.waitForURL(new RegExp(`incident_id=${incidentId}`));
+    const ids = await rowIds(page);
+    expect(ids).toHaveLength(2);
+    await page.getByRole("link", { name: ids[1] }).click();
+    const link = page.getByRole("link", { name: incidentId });
+    await link.waitFor();
+    expect(await link.getAttribute("href")).toBe(`/console/incidents/${incidentId}`);
+    expect(await page.locator("pre.payload").textContent()).toContain('"summary": "Disk full on db-1"');
     await context.close();
   }, 60_000);
 
@@ -219,21 +256,24 @@ describe.if(present)("the events explorer", () => {
 
 describe.if(present)("a service page's senders section", () => {
   test("refused ingests (a wrong signature, a stale timestamp) are counted in the chart by reason; the copied curl snippet gets 202", async () => {
-    const { context, tab, page } = await signedInTab(`/services/${billing.id}`);
+    // A service of its own: the explorer's tests post to the others.
+    const payments = await createService("payments");
+    for (const n of [1, 2, 3]) await post(payments, `{"type":"charge.succeeded","n":${n}}`);
+    const { context, tab, page } = await signedInTab(`/services/${payments.id}`);
     await page.getByRole("heading", { name: "Senders" }).waitFor();
-    await page.getByText(`${served.base}/v1/ingest/${billing.id}`, { exact: true }).waitFor();
+    await page.getByText(`${served.base}/v1/ingest/${payments.id}`, { exact: true }).waitFor();
 
     // Refusals: the sender sees one 401; the service's owner sees why.
     const body = '{"type":"invoice.paid"}';
-    const wrong = await fetch(`${served.base}/v1/ingest/${billing.id}`, {
+    const wrong = await fetch(`${served.base}/v1/ingest/${payments.id}`, {
       method: "POST",
-      headers: { "x-service-signature": sign(`${billing.secret}x`, body, Date.now()) },
+      headers: { "x-service-signature": sign(`${payments.secret}x`, body, Date.now()) },
       body,
     });
     expect(wrong.status).toBe(401);
-    const stale = await fetch(`${served.base}/v1/ingest/${billing.id}`, {
+    const stale = await fetch(`${served.base}/v1/ingest/${payments.id}`, {
       method: "POST",
-      headers: { "x-service-signature": sign(billing.secret, body, Date.now() - 3_600_000) },
+      headers: { "x-service-signature": sign(payments.secret, body, Date.now() - 3_600_000) },
       body,
     });
     expect(stale.status).toBe(401);
@@ -257,6 +297,7 @@ describe.if(present)("a service page's senders section", () => {
     await page.getByRole("button", { name: "Last 7 days" }).click();
     await page.getByRole("img", { name: /^Ingest, last 7 days: / }).waitFor();
     const week = page.getByRole("list", { name: "Ingest, last 7 days: totals by outcome" });
+    await checkPage(tab, "service-senders-7d");
     expect(
       await week
         .getByRole("listitem")
@@ -267,10 +308,10 @@ describe.if(present)("a service page's senders section", () => {
 
     // The curl snippet, copied from the page and run as it is, with only the secret set.
     await page.getByRole("button", { name: "Copy curl + openssl snippet" }).click();
-    const snippet = await page.evaluate(() => navigator.clipboard.readText());
+    const snippet = await clipboard(page);
     expect(snippet).toBe((await page.locator(".snippet pre").first().textContent()) ?? "");
     const proc = Bun.spawn(["bash", "-c", snippet], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", INTAKE_SIGNING_SECRET: billing.secret },
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", INTAKE_SIGNING_SECRET: payments.secret },
       stdout: "pipe",
     });
     const out = await new Response(proc.stdout).text();
@@ -281,11 +322,7 @@ describe.if(present)("a service page's senders section", () => {
     await pinged.waitFor({ timeout: 10_000 });
     await served.world.app.domain.statsAggregator.flush();
     await page.getByRole("button", { name: "Refresh" }).click();
-    await page.waitForFunction(() =>
-      [...document.querySelectorAll(".outcome-totals li")].some(
-        (li) => li.textContent?.includes("Accepted (202)") && li.querySelector(".num")?.textContent === "4",
-      ),
-    );
+    await week.getByRole("listitem").filter({ hasText: "Accepted (202)" }).filter({ hasText: /4$/ }).waitFor();
     await context.close();
   }, 60_000);
 });

@@ -8,7 +8,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
 import { ErrorNotice, pretty } from "../components.tsx";
-import { explorerPath } from "../event-rows.tsx";
+import { explorerPath } from "../event-query.ts";
 import { CopyButton, Id } from "../ui/copy.tsx";
 import { Link, Loading, NotFound } from "../ui/states.tsx";
 import { Time } from "../ui/time.tsx";

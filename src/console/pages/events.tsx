@@ -10,44 +10,14 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
 import { ErrorNotice } from "../components.tsx";
-import { EventRows, explorerPath } from "../event-rows.tsx";
+import { explorerPath, FILTERS, type Filters, filtersOf, isoOfLocal, localOfIso } from "../event-query.ts";
+import { EventRows } from "../event-rows.tsx";
 import { navigate } from "../router.ts";
 import { useServices } from "../service-names.ts";
 import { Empty, Link, Loading } from "../ui/states.tsx";
 
 /** Events per page. */
 const PAGE = 50;
-const FILTERS = ["q", "service_id", "type", "incident_id", "received_after", "received_before"] as const;
-type FilterName = (typeof FILTERS)[number];
-export type Filters = Partial<Record<FilterName | "cursor", string>>;
-
-/** The filters in the address; unknown keys are ignored, as the API ignores them. */
-export function filtersOf(search: string): Filters {
-  const query = new URLSearchParams(search);
-  const filters: Filters = {};
-  for (const key of [...FILTERS, "cursor"] as const) {
-    const value = query.get(key);
-    if (value) filters[key] = value;
-  }
-  return filters;
-}
-
-/** A `datetime-local` value (the viewer's time zone) as the RFC 3339 instant the API takes. */
-function isoOfLocal(value: string): string | undefined {
-  if (!value) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
-
-/** An RFC 3339 instant as a `datetime-local` value in the viewer's time zone. */
-function localOfIso(iso: string | undefined): string {
-  if (!iso) return "";
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return "";
-  const local = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);
-  return local.toISOString().slice(0, 16);
-}
-
 /** The address's query, following Back and Forward and the explorer's own navigations. */
 function useSearch(): [string, (filters: Filters) => void, number] {
   const [search, setSearch] = useState(location.search);
@@ -298,11 +268,11 @@ function FilterForm(props: {
             ))}
           </datalist>
         </label>
-        <label>
+        <label class="when">
           Received from
           <input type="datetime-local" value={after} onInput={(e) => setAfter(e.currentTarget.value)} />
         </label>
-        <label>
+        <label class="when">
           Received before
           <input type="datetime-local" value={before} onInput={(e) => setBefore(e.currentTarget.value)} />
         </label>

@@ -15,7 +15,8 @@ import {
   ShownOnce,
   Time,
 } from "../components.tsx";
-import { EventRows, explorerPath } from "../event-rows.tsx";
+import { explorerPath } from "../event-query.ts";
+import { EventRows } from "../event-rows.tsx";
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
