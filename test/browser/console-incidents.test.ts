@@ -8,83 +8,36 @@
  * violations, with screenshots at 1280×800 and 390×844 in test-results/console/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import AxeBuilder from "@axe-core/playwright";
-import type { Browser, Page } from "playwright-core";
-import { chromiumPresent, launchChromium, requireChromium } from "../support/browser.ts";
-import { createWorld, type World } from "../support/harness.ts";
+import type { Page } from "playwright-core";
+import { chromiumPresent, requireChromium } from "../support/browser.ts";
+import { check, openTab, type Served, serveConsole, signIn, type Tab } from "../support/console.ts";
+import type { World } from "../support/harness.ts";
 import { type Sender, sendAlert, trigger } from "../support/incidents.ts";
 
 const present = chromiumPresent("console incidents journey");
-const SCREENSHOTS = join(import.meta.dir, "../../test-results/console");
 
+let served: Served;
 let world: World;
-let server: ReturnType<typeof Bun.serve>;
-let browser: Browser;
-let base: string;
 
 beforeAll(async () => {
   requireChromium();
   if (!present) return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  world = await createWorld();
-  world.clock.advance(Date.now() - world.clock.now());
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: world.app.fetch });
-  base = `http://127.0.0.1:${server.port}`;
-  browser = await launchChromium();
+  served = await serveConsole();
+  world = served.world;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop(true);
-  await world?.close();
+  await served?.close();
 });
 
-interface Tab {
-  page: Page;
-  errors: string[];
-  foreign: string[];
-}
-
-/** A signed-in tab that records console errors and any request to a host other than the server. */
+/** A tab of its own browser context, signed in with `token`, on the overview. */
 async function signedInTab(token: string): Promise<Tab> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
-  const page = await context.newPage();
-  const tab: Tab = { page, errors: [], foreign: [] };
-  page.on("console", (message) => {
-    if (message.type() === "error" && !/status of 4\d\d/.test(message.text())) tab.errors.push(message.text());
-  });
-  page.on("pageerror", (error) => tab.errors.push(error.message));
-  await page.route("**/*", (route) => {
-    const url = new URL(route.request().url());
-    if (url.origin === base || url.protocol === "data:") return route.continue();
-    tab.foreign.push(url.href);
-    return route.abort("blockedbyclient");
-  });
-  await page.goto(`${base}/console`);
-  await page.getByLabel("API token").fill(token);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Acme" }).waitFor();
+  const context = await served.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: served.base });
+  const tab = await openTab(context, served.base);
+  await signIn(tab.page, served.base, token);
+  await tab.page.getByRole("heading", { name: "Acme" }).waitFor();
   return tab;
-}
-
-/** No console error, no foreign request, no serious or critical axe violation; both screenshots. */
-async function check(tab: Tab, name: string): Promise<void> {
-  const axe = await new AxeBuilder({ page: tab.page }).analyze();
-  const bad = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  expect(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
-  expect(tab.errors).toEqual([]);
-  expect(tab.foreign).toEqual([]);
-  for (const [width, height] of [
-    [1280, 800],
-    [390, 844],
-  ] as const) {
-    await tab.page.setViewportSize({ width, height });
-    await tab.page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}x${height}.png`), fullPage: true });
-  }
-  await tab.page.setViewportSize({ width: 1280, height: 800 });
 }
 
 async function incident(id: string) {
@@ -194,7 +147,7 @@ describe.if(present)("the console's incident pages", () => {
     await check(tab, "incident");
 
     // An id that is not an incident of this tenant: the not-found page, with the way back.
-    await page.goto(`${base}/console/incidents/inc_${"0".repeat(32)}`);
+    await page.goto(`${served.base}/console/incidents/inc_${"0".repeat(32)}`);
     await page.getByRole("heading", { name: "Incident not found" }).waitFor();
     await page.getByRole("link", { name: "See every incident" }).click();
     await page.getByRole("heading", { name: "Incidents", exact: true }).waitFor();
