@@ -40,6 +40,16 @@ async function signedInTab(token: string): Promise<Tab> {
   return tab;
 }
 
+/** The page is no wider than the window at 1280 and 390 px: nothing pushes it sideways. */
+async function expectNoOverflow(page: Page): Promise<void> {
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 800 });
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect({ width, overflow: wide }).toEqual({ width, overflow: 0 });
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
 async function incident(id: string) {
   const res = await world.request("GET", `/v1/incidents/${id}`);
   expect(res.status).toBe(200);
@@ -123,6 +133,11 @@ describe.if(present)("the console's incident pages", () => {
     await sendAlert(world, billing, { event_action: "acknowledge", dedup_key: "queue" });
     await open.getByRole("row").filter({ hasText: "Queue backlog" }).getByText("acknowledged").waitFor();
     await check(tab, "incidents-live");
+    await expectNoOverflow(page);
+    // The badges and actions stay readable in the dark theme (axe checks their contrast).
+    await page.emulateMedia({ colorScheme: "dark" });
+    await check(tab, "incidents-dark");
+    await page.emulateMedia({ colorScheme: "light" });
 
     // The filters narrow the list and stay in the URL.
     await page.getByLabel("Severity").selectOption("warning");
@@ -145,6 +160,10 @@ describe.if(present)("the console's incident pages", () => {
       expect.stringMatching(/Resolved by hand[\s\S]*by token/),
     ]);
     await check(tab, "incident");
+    await expectNoOverflow(page);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await check(tab, "incident-dark");
+    await page.emulateMedia({ colorScheme: "light" });
 
     // An id that is not an incident of this tenant: the not-found page, with the way back.
     await page.goto(`${served.base}/console/incidents/inc_${"0".repeat(32)}`);
@@ -171,6 +190,7 @@ describe.if(present)("the console's incident pages", () => {
     const svc = await world.request("GET", `/v1/services/${billing.id}`);
     expect(svc.body.incident_auto_resolve_seconds).toBe(1800);
     await check(tab, "service-incidents");
+    await expectNoOverflow(page);
     await page.getByRole("button", { name: "Never auto-resolve" }).click();
     await page.getByText("Never", { exact: true }).waitFor();
     expect((await world.request("GET", `/v1/services/${billing.id}`)).body.incident_auto_resolve_seconds).toBeNull();
