@@ -199,6 +199,39 @@ describe.if(present)("the console's incident pages", () => {
     await page.context().close();
   }, 120_000);
 
+  test("a change stream cut by the network reconnects, and a trigger sent while it was down appears, once", async () => {
+    const sender: Sender = await world.createService("pager");
+    const tab = await signedInTab(world.ownerToken);
+    const { page } = tab;
+    const streams: string[] = [];
+    page.on("request", (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === "/v1/incidents/stream") streams.push(url.search);
+    });
+    await page.route(`${served.base}/v1/incidents/stream?*`, (route) => route.abort("connectionreset"), { times: 1 });
+    await goTo(page, "Incidents", "Incidents");
+    await page
+      .getByRole("status")
+      .getByText(/^Reconnecting/)
+      .waitFor();
+    await trigger(world, sender, { dedup_key: "paging", summary: "Pager gateway unreachable", severity: "critical" });
+    const rows = page
+      .getByRole("table", { name: "Open incidents" })
+      .getByRole("row")
+      .filter({ hasText: "Pager gateway" });
+    await rows.first().waitFor({ timeout: 10_000 });
+    await page
+      .getByRole("status")
+      .getByText(/^Live:/)
+      .waitFor();
+    expect(await rows.count()).toBe(1);
+    expect(streams).toEqual(["?start=latest", "?start=latest"]);
+    // The cut itself is the one browser error this step expects.
+    tab.errors = tab.errors.filter((e) => !e.includes("net::ERR_CONNECTION_RESET"));
+    await check(tab, "incidents-reconnected");
+    await page.context().close();
+  }, 60_000);
+
   test("a read_only token sees the actions disabled with the reason; revoked, its tab on the incidents page is signed out by the change stream", async () => {
     const sender: Sender = await world.createService("relay");
     await trigger(world, sender, { dedup_key: "cpu", summary: "CPU at 100% on web-2", severity: "error" });
