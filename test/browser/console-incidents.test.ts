@@ -182,9 +182,27 @@ describe.if(present)("the console's incident pages", () => {
     await page.getByRole("link", { name: "See every incident" }).click();
     await page.getByRole("heading", { name: "Incidents", exact: true }).waitFor();
 
-    // The overview's counts followed: the critical one is resolved, an error one opened.
+    // An open incident's page takes a trigger that joins it live: a new timeline entry, a new count.
+    await open.getByRole("link", { name: "Queue backlog" }).click();
+    await page.getByRole("heading", { name: "Queue backlog" }).waitFor();
+    await timeline.nth(1).waitFor();
+    expect(await timeline.count()).toBe(2);
+    await page
+      .getByRole("status")
+      .getByText(/^Live:/)
+      .first()
+      .waitFor();
+    await trigger(world, billing, { dedup_key: "queue", summary: "Queue backlog", severity: "critical" });
+    await timeline.nth(2).waitFor({ timeout: 10_000 });
+    expect(await timeline.nth(2).textContent()).toMatch(/Trigger[\s\S]*critical/);
+    await page.locator("dd").filter({ hasText: /^3$/ }).waitFor();
+    await page.locator(".incident-badges").getByText("critical").waitFor();
+    await goTo(page, "Incidents", "Incidents");
+
+    // The overview's counts followed: one critical resolved, the queue raised to critical, an error opened.
     await goTo(page, "Overview", "Acme");
-    await page.getByRole("link", { name: "0 critical" }).waitFor();
+    await page.getByRole("link", { name: "1 critical" }).waitFor();
+    await page.getByRole("link", { name: "0 warning" }).waitFor();
     await page.getByRole("link", { name: "1 error" }).waitFor();
 
     // The service page: its open incidents and its auto-resolve.
