@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { BrowserContext, Page } from "playwright-core";
 import { chromiumPresent, requireChromium } from "../support/browser.ts";
 import { check, expectAccessible, openTab, type Served, serveConsole, signIn } from "../support/console.ts";
+import { trigger } from "../support/incidents.ts";
 
 const present = chromiumPresent("console care journeys");
 let served: Served;
@@ -140,6 +141,39 @@ describe.if(present)("the console's care", () => {
     await check(tab, "service-not-found");
     await page.getByRole("link", { name: "See all services" }).click();
     await page.getByRole("heading", { name: "Services" }).waitFor();
+    await context.close();
+  }, 60_000);
+
+  test("the audit log names its ids: token, service (or that it was deleted), incident, tenant", async () => {
+    const { world } = served;
+    const bot = await world.mint({ name: "ops-bot", scope: "read_write", role: "admin" });
+    const ledger = await world.createService("ledger");
+    const gone = await world.createService("old-relay");
+    expect((await world.request("DELETE", `/v1/services/${gone.id}`)).status).toBe(204);
+    const { incidentId } = await trigger(world, ledger, { summary: "Ledger queue backing up" });
+    expect((await world.request("POST", `/v1/incidents/${incidentId}/acknowledge`, { token: bot.token })).status).toBe(
+      200,
+    );
+    expect((await world.request("DELETE", `/v1/api_tokens/${bot.id}`)).status).toBe(200);
+
+    const context = await served.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const tab = await signedInTab(context, "/audit");
+    const { page } = tab;
+    const row = (action: string) => page.getByRole("row").filter({ has: page.getByText(action, { exact: true }) });
+    await row("api_token.revoke").getByText("ops-bot").waitFor();
+    // The acknowledging token's name beside its id, the incident's title linking to its page.
+    const acknowledged = row("incident.acknowledge");
+    await acknowledged.getByText("ops-bot").waitFor();
+    await acknowledged.getByRole("link", { name: "Ledger queue backing up" }).waitFor();
+    expect(await acknowledged.getByText(`${incidentId.slice(0, 10)}…`).count()).toBe(1);
+    await row("service.delete").getByText("deleted service").waitFor();
+    await row("service.create").getByRole("link", { name: "ledger", exact: true }).waitFor();
+    await row("tenant.create").getByText("Acme").waitFor();
+    // Every id is one click from the clipboard, whole.
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: served.base });
+    await acknowledged.getByRole("button", { name: `Copy incident id ${incidentId}` }).click();
+    expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(incidentId);
+    await check(tab, "audit-names");
     await context.close();
   }, 60_000);
 

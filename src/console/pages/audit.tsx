@@ -1,11 +1,11 @@
 import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { AuditEvent } from "../../../gen/intake/v1/audit_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { Empty, ErrorNotice, Id, Link, Loading, Time } from "../components.tsx";
+import { Empty, ErrorNotice, Id, Loading, Time } from "../components.tsx";
 import { cannotReadAudit, type Identity } from "../identity.ts";
+import { Named, useIncidentTitles, useNames } from "./audit-names.tsx";
 
 const ACTIONS = [
   "tenant.create",
@@ -20,84 +20,6 @@ const ACTIONS = [
   "incident.resolve",
 ] as const;
 
-/** Names of the ids the log mentions: the tenant's services and tokens (revoked ones too). */
-interface Names {
-  services: ReadonlyMap<string, string>;
-  tokens: ReadonlyMap<string, string>;
-}
-
-async function readAll<T>(page: (cursor: string | undefined) => Promise<{ data: T[]; nextCursor?: string }>) {
-  const all: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const res = await page(cursor);
-    all.push(...res.data);
-    cursor = res.nextCursor;
-  } while (cursor);
-  return all;
-}
-
-/**
- * The names, read once per page view. A deleted service has none left to read (its create and
- * delete events carry no name): it is shown as "deleted service" beside its id.
- */
-function useNames(enabled: boolean): Names | null {
-  const [names, setNames] = useState<Names | null>(null);
-  useEffect(() => {
-    if (!enabled) return;
-    let current = true;
-    Promise.all([
-      readAll((cursor) => api.services.listServices({ limit: 100, cursor })),
-      readAll((cursor) => api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked: true })),
-    ]).then(
-      ([services, tokens]) =>
-        current &&
-        setNames({
-          services: new Map(services.map((s) => [s.id, s.serviceName])),
-          tokens: new Map(tokens.map((t) => [t.id, t.name])),
-        }),
-      // Without names the log still reads, by ids.
-      () => current && setNames({ services: new Map(), tokens: new Map() }),
-    );
-    return () => {
-      current = false;
-    };
-  }, [enabled]);
-  return names;
-}
-
-/** Who or what an audit event names: its name first, then its id (copyable). */
-function Named(props: {
-  subject: { type: string; id?: string } | undefined;
-  names: Names | null;
-  tenant: { id: string; name: string } | undefined;
-}) {
-  const { subject, names, tenant } = props;
-  if (!subject) return <span>—</span>;
-  if (subject.type === "setup_link") return <span>a setup link</span>;
-  if (subject.type === "operator") return <span>the operator (CLI)</span>;
-  const id = subject.id ?? "";
-  let name: ComponentChildren = null;
-  if (subject.type === "service") {
-    const known = names?.services.get(id);
-    name = known ? <Link to={`/services/${id}`}>{known}</Link> : names && <em>deleted service</em>;
-  } else if (subject.type === "api_token") {
-    const known = names?.tokens.get(id);
-    name = known ? <strong>{known}</strong> : null;
-  } else if (subject.type === "tenant" && tenant && id === tenant.id) {
-    name = <strong>{tenant.name}</strong>;
-  }
-  return (
-    <span class="named">
-      <span>
-        {name ?? <span class="meta">{subject.type.replace("_", " ")}</span>}
-        {name && <span class="meta"> · {subject.type.replace("_", " ")}</span>}
-      </span>
-      {id && <Id short value={id} label={`${subject.type.replace("_", " ")} id`} />}
-    </span>
-  );
-}
-
 function shown(value: AuditEvent["changes"][string]["from"]): string {
   return value ? JSON.stringify(toJson(ValueSchema, value)) : "—";
 }
@@ -111,6 +33,7 @@ export function AuditPage({ identity }: { identity: Identity | null }) {
   const [loading, setLoading] = useState(true);
   const denied = cannotReadAudit(identity);
   const names = useNames(denied === null);
+  const incidents = useIncidentTitles(events);
   const tenant = identity ? { id: identity.tenant.id, name: identity.tenant.name } : undefined;
 
   const load = useCallback(
@@ -209,10 +132,10 @@ export function AuditPage({ identity }: { identity: Identity | null }) {
                   <code class="action">{e.action}</code>
                 </td>
                 <td data-label="Actor">
-                  <Named subject={e.actor} names={names} tenant={tenant} />
+                  <Named subject={e.actor} names={names} incidents={incidents} tenant={tenant} />
                 </td>
                 <td data-label="Target">
-                  <Named subject={e.target} names={names} tenant={tenant} />
+                  <Named subject={e.target} names={names} incidents={incidents} tenant={tenant} />
                 </td>
                 <td data-label="Changes">
                   {Object.keys(e.changes).length > 0 && (

@@ -9,6 +9,7 @@ import { useEffect, useState } from "preact/hooks";
 export function CopyButton(props: { text: string; label?: string; compact?: boolean; describedBy?: string }) {
   const { text, label, compact } = props;
   const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
+  const visible = state === "copied" ? "Copied" : state === "failed" ? "Copy failed" : "Copy";
   useEffect(() => {
     if (state === "idle") return;
     const timer = setTimeout(() => setState("idle"), 1500);
@@ -19,7 +20,8 @@ export function CopyButton(props: { text: string; label?: string; compact?: bool
       type="button"
       class={compact ? "copy compact" : "copy"}
       data-state={state}
-      aria-label={label ? `Copy ${label}` : undefined}
+      // The visible text begins the name (WCAG 2.5.3): "Copy x", then "Copied x".
+      aria-label={label ? `${visible}${state === "failed" ? ":" : ""} ${label}` : undefined}
       aria-describedby={props.describedBy}
       title={label ? `Copy ${label}` : "Copy"}
       onClick={() =>
@@ -30,7 +32,7 @@ export function CopyButton(props: { text: string; label?: string; compact?: bool
       }
     >
       <CopyIcon />
-      <span>{state === "copied" ? "Copied" : state === "failed" ? "Copy failed" : "Copy"}</span>
+      <span>{visible}</span>
     </button>
   );
 }
