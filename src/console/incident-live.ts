@@ -87,6 +87,8 @@ export function useIncidentChanges(
           const res = await fetch(`/v1/incidents/stream?${query}`, {
             headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" },
             signal,
+            // Open for the life of the view: low priority, as api.ts sends the Connect streams.
+            priority: "low",
           });
           if (!res.ok || !res.body) throw await refusal(res);
           body = res.body;

@@ -55,7 +55,9 @@ async function checked(tab: Tab, name: string): Promise<void> {
 async function expectNoOverflow(page: Page): Promise<void> {
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: 800 });
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const wide = await page.evaluate<number>(
+      "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+    );
     expect({ width, overflow: wide }).toEqual({ width, overflow: 0 });
   }
   await page.setViewportSize({ width: 1280, height: 800 });
