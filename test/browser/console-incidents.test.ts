@@ -266,7 +266,7 @@ describe.if(present)("the console's incident pages", () => {
   test("a read_only token sees the actions disabled with the reason; revoked, its tab on the incidents page is signed out by the change stream", async () => {
     const sender: Sender = await world.createService("relay");
     await trigger(world, sender, { dedup_key: "cpu", summary: "CPU at 100% on web-2", severity: "error" });
-    const viewer = await world.mint({ name: "wallboard", scope: "read_only" });
+    const viewer = await world.mint({ name: "wallboard", scope: "read_only", role: "member" });
     const tab = await signedInTab(viewer.token);
     const { page } = tab;
     await goTo(page, "Incidents", "Incidents");
@@ -280,6 +280,23 @@ describe.if(present)("the console's incident pages", () => {
       .getByText(/^Live:/)
       .waitFor();
     await checked(tab, "incidents-read-only");
+
+    // Acknowledged by another token: the row follows. A member may not read the audit log, so
+    // the incident's timeline takes that change from the incident's own record, and says so.
+    const cpu = (await world.request("GET", "/v1/incidents?status=open")).body.data.find(
+      (i: { title: string }) => i.title === "CPU at 100% on web-2",
+    );
+    world.clock.advance(60_000);
+    expect((await world.request("POST", `/v1/incidents/${cpu.id}/acknowledge`)).status).toBe(200);
+    await row.getByText("acknowledged").waitFor();
+    await row.getByRole("link", { name: "CPU at 100% on web-2" }).click();
+    await page.getByText("this token may not read the audit log").waitFor();
+    const timeline = page.locator("ol.timeline > li");
+    await timeline.nth(1).waitFor();
+    expect(await timeline.nth(1).textContent()).toMatch(/Acknowledged by hand[\s\S]*by token bootstrap/);
+    await checked(tab, "incident-member");
+    await goTo(page, "Incidents", "Incidents");
+    await row.waitFor();
 
     // Its only open call is the change stream: the server ends it, and the tab signs out saying why.
     expect((await world.request("DELETE", `/v1/api_tokens/${viewer.id}`)).status).toBe(200);
