@@ -79,6 +79,8 @@ export function useIncidentChanges(
       let failures = 0;
       while (!signal.aborted) {
         const opened = Date.now();
+        // Whatever ends this attempt (a failed fill, an `end` message) lets go of the response.
+        let body: ReadableStream<Uint8Array> | ReadableStreamDefaultReader<unknown> | null = null;
         try {
           const query = new URLSearchParams(cursor === undefined ? { start: "latest" } : { after: cursor });
           if (serviceId) query.set("service_id", serviceId);
@@ -89,12 +91,14 @@ export function useIncidentChanges(
             priority: "low",
           });
           if (!res.ok || !res.body) throw await refusal(res);
+          body = res.body;
           if (cursor === undefined) await fillRef.current(signal);
           setState({ kind: "live" });
           const reader = res.body
             .pipeThrough(new TextDecoderStream())
             .pipeThrough(new EventSourceParserStream())
             .getReader();
+          body = reader;
           for (let next = await reader.read(); !next.done; next = await reader.read()) {
             const message = next.value;
             if (message.event === "end") {
@@ -103,15 +107,17 @@ export function useIncidentChanges(
             }
             if (message.event !== "incident") continue;
             const data = JSON.parse(message.data) as { change: IncidentChange; incident: unknown };
-            if (message.id) cursor = message.id;
-            failures = 0;
             onChangeRef.current(
               data.change,
               fromJson(IncidentSchema, data.incident as never, { ignoreUnknownFields: true }),
             );
+            // Only a change the view took moves the cursor: a resume re-reads one it could not.
+            if (message.id) cursor = message.id;
+            failures = 0;
           }
           throw new StreamEnd({ code: "unavailable", message: "The live stream ended.", requestId: null }, 0);
         } catch (error) {
+          body?.cancel().catch(() => undefined);
           if (signal.aborted) return;
           // Anything else: the network, or a fill's call (whose 401 the api has already handled).
           const end = error instanceof StreamEnd ? error : new StreamEnd(failureOf(error), 0);

@@ -152,7 +152,7 @@ export function IncidentActions(props: {
   );
 }
 
-/** Incidents as table rows (cards on a phone): severity, title, service, status, alerts, times, actions. */
+/** Incidents as table rows (cards on a phone): severity, title (and when it opened), service, status, alerts, last alert, actions. */
 export function IncidentTable(props: {
   incidents: Incident[];
   names: ReadonlyMap<string, string> | undefined;
@@ -180,7 +180,6 @@ export function IncidentTable(props: {
             {!props.hideService && <th scope="col">Service</th>}
             <th scope="col">Status</th>
             <th scope="col">Alerts</th>
-            <th scope="col">Opened</th>
             <th scope="col">Last alert</th>
             <th scope="col">{props.resolved ? "Resolved" : "Actions"}</th>
           </tr>
@@ -195,7 +194,7 @@ export function IncidentTable(props: {
                 <div>
                   <Link to={`/incidents/${incident.id}`}>{incident.title}</Link>
                   <div class="meta">
-                    {incident.source} · key <code>{incident.dedupKey}</code>
+                    {incident.source} · key <code>{incident.dedupKey}</code> · opened <Time at={incident.createdAt} />
                   </div>
                 </div>
               </td>
@@ -210,9 +209,6 @@ export function IncidentTable(props: {
                 <StatusBadge status={incident.status} />
               </td>
               <td data-label="Alerts">{String(incident.alertCount)}</td>
-              <td data-label="Opened">
-                <Time at={incident.createdAt} />
-              </td>
               <td data-label="Last alert">
                 <Time at={incident.lastEventAt} />
               </td>
