@@ -6,6 +6,7 @@ import { Empty, ErrorNotice, Id, Link, LiveStatus, Loading, mergeNewest } from "
 import { EventRows } from "../event-rows.tsx";
 import type { Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
+import { OpenIncidents } from "./overview-incidents.tsx";
 
 /** How many of the tenant's newest events the overview shows. */
 const LATEST = 20;
@@ -91,6 +92,7 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
           </li>
         </ul>
       )}
+      <OpenIncidents />
       <h2>Latest events</h2>
       <p class="meta">
         The tenant's {LATEST} newest events, newest first, across its services: <Link to="/events">find any event</Link>

@@ -20,6 +20,7 @@ import { EventRows } from "../event-rows.tsx";
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
+import { ServiceIncidents } from "./service-incidents.tsx";
 import { SendersSection } from "./service-senders.tsx";
 
 /** Runs an API call for a button: busy while it runs, its failure shown, never thrown. */
@@ -290,6 +291,8 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
           </p>
         </>
       )}
+
+      <ServiceIncidents service={service} denied={change} onSaved={setService} />
 
       <SendersSection service={service} />
       <h2>Events</h2>
