@@ -5,18 +5,11 @@
  */
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
-import { createApp } from "./app.ts";
+import { type App, createApp } from "./app.ts";
 import { type Config, ConfigError, invokedAs, type KeyMaterial } from "./config.ts";
-import { KEEP_ALIVE_MS } from "./domain/feed.ts";
+import { FEED_MAX_WAIT_SECONDS } from "./domain/feed.ts";
 import type { Logger } from "./logger.ts";
 import { claimStore } from "./serving.ts";
-
-/**
- * Bun closes a connection idle for 10 s by default, shorter than the keep-alive an idle SSE
- * stream sends (KEEP_ALIVE_MS): every idle feed or incident stream was reset before its first
- * keep-alive. Twice the keep-alive interval, in seconds (Bun.serve's `idleTimeout`).
- */
-export const IDLE_TIMEOUT_SECONDS = Math.ceil((2 * KEEP_ALIVE_MS) / 1000);
 
 /**
  * Bun's own body limit answers a bare 413 (no error body, no X-Request-Id) from the declared
@@ -27,6 +20,32 @@ export const IDLE_TIMEOUT_SECONDS = Math.ceil((2 * KEEP_ALIVE_MS) / 1000);
  * Content-Length no real body has (docs/api.md, "Limits the HTTP layer enforces").
  */
 export const MAX_REQUEST_BODY_SIZE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * How long a connection of the main port may stay quiet: longer than the longest long poll, so
+ * a held answer is always sent (docs/feed.md); a keep-alive connection between requests is
+ * closed after it.
+ */
+export const IDLE_TIMEOUT_SECONDS = FEED_MAX_WAIT_SECONDS + 10;
+
+/**
+ * Bun.serve's options for the main port apart from where it listens (the tests' servers take
+ * them too). Call `app.listening(server)` once it listens: live streams lift its idle timeout.
+ */
+export function mainPort(app: Pick<App, "nativeRoutes" | "fetch" | "onEscapedError">) {
+  return {
+    routes: app.nativeRoutes,
+    fetch: app.fetch,
+    // Bun's default outside NODE_ENV=production is development mode, whose error page shows
+    // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
+    development: false,
+    error: app.onEscapedError,
+    maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
+    // Bun's default (10 s) would cut a long poll (`wait` up to FEED_MAX_WAIT_SECONDS) before
+    // its answer; live streams lift it for themselves (app.listening).
+    idleTimeout: IDLE_TIMEOUT_SECONDS,
+  };
+}
 
 /** HOST must name an address: checked before migrations run, so a typo costs nothing. */
 async function checkHost(host: string): Promise<void> {
@@ -92,15 +111,9 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
       // Bun shares a busy port (SO_REUSEPORT) when not in development mode: a second instance
       // on one port would silently take half the traffic. A busy port is an error instead.
       reusePort: false,
-      routes: app.nativeRoutes,
-      fetch: app.fetch,
-      // Bun's default outside NODE_ENV=production is development mode, whose error page shows
-      // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
-      development: false,
-      error: app.onEscapedError,
-      maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
-      idleTimeout: IDLE_TIMEOUT_SECONDS,
+      ...mainPort(app),
     });
+    app.listening(server);
   } catch (error) {
     await grpc?.close();
     await app.close();

@@ -42,7 +42,7 @@ export const FEED_PAGE_BYTES = 3 * 1024 * 1024;
 /** How often a stream or a long poll re-checks its token (and a stream its filtered service): ends within 1 s of a revoke. */
 const CHECK_INTERVAL_MS = 500;
 /** SSE comment / no-op at least this often on an idle stream (docs/feed.md: at most 15 s). */
-export const KEEP_ALIVE_MS = 15_000;
+const KEEP_ALIVE_MS = 15_000;
 /** Defaults of INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT (docs/feed.md, "Live readers"). */
 export const FEED_READERS_PER_TOKEN = 10;
 export const FEED_READERS_PER_TENANT = 100;

@@ -5,7 +5,7 @@
  * resolved), a second token, and the server on a real port for the browser. Its clock is real
  * time, since the browser's requests carry real timestamps.
  */
-import { IDLE_TIMEOUT_SECONDS } from "../../src/serve.ts";
+import { mainPort } from "../../src/serve.ts";
 import { createWorld, type World } from "./harness.ts";
 import { sendAlert, trigger } from "./incidents.ts";
 import { sign } from "./signing.ts";
@@ -39,13 +39,9 @@ async function post(base: string, sender: { id: string; secret: string }, body: 
 export async function consoleWorld(): Promise<ConsoleWorld> {
   const world = await createWorld();
   world.clock.advance(Date.now() - world.clock.now());
-  // The idle timeout `intake serve` uses: Bun's default resets idle streams (src/serve.ts).
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    fetch: world.app.fetch,
-    idleTimeout: IDLE_TIMEOUT_SECONDS,
-  });
+  // As `serve` listens: its routes, idle timeout, and live streams lifting it.
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", ...mainPort(world.app) });
+  world.app.listening(server);
   const base = `http://127.0.0.1:${server.port}`;
   try {
     const billing = await world.createService("billing");

@@ -18,6 +18,7 @@ import { Empty, Link, Loading } from "../ui/states.tsx";
 
 /** Events per page. */
 const PAGE = 50;
+
 /** The address's query, following Back and Forward and the explorer's own navigations. */
 function useSearch(): [string, (filters: Filters) => void, number] {
   const [search, setSearch] = useState(location.search);
@@ -112,18 +113,20 @@ export function EventsPage() {
           <EventRows events={result.events} names={names} caption="Events, newest first" />
         </>
       )}
-      <nav class="row pager" aria-label="Pages">
-        {filters.cursor && (
-          <ViewLink filters={unpaged} go={go}>
-            Newest events
-          </ViewLink>
-        )}
-        {result?.next && (
-          <ViewLink filters={{ ...unpaged, cursor: result.next }} go={go}>
-            Older events
-          </ViewLink>
-        )}
-      </nav>
+      {(filters.cursor || result?.next) && (
+        <nav class="row pager" aria-label="Pages">
+          {filters.cursor && (
+            <ViewLink filters={unpaged} go={go}>
+              Newest events
+            </ViewLink>
+          )}
+          {result?.next && (
+            <ViewLink filters={{ ...unpaged, cursor: result.next }} go={go}>
+              Older events
+            </ViewLink>
+          )}
+        </nav>
+      )}
     </main>
   );
 }

@@ -182,7 +182,15 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
       <p class="incident-badges">
         <SeverityBadge severity={incident.severity} /> <StatusBadge status={incident.status} />
       </p>
-      <IncidentActions incident={incident} denied={cannotChange(identity)} onChanged={update} />
+      <IncidentActions
+        incident={incident}
+        denied={cannotChange(identity)}
+        onChanged={(next) => {
+          update(next);
+          // Its own change is in the timeline at once, whether or not the stream is live.
+          void loadAudit().catch(() => undefined);
+        }}
+      />
       <IncidentLiveStatus state={live} />
       {live.kind === "stopped" && <ErrorNotice failure={live.failure} />}
       <dl class="facts">

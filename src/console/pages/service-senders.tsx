@@ -80,6 +80,9 @@ export function SendersSection({ service }: { service: Service }) {
         A sender signs each body with the service's secret and posts it to the ingest URL. Copy a snippet to try it: it
         sends a <code>test.ping</code> event.
       </p>
+      {!service.isMonitored && (
+        <p class="notice warning">Ingestion is paused: until it is resumed, every post is refused with 409.</p>
+      )}
       {snippetsFor(scheme, url).map((snippet) => (
         <div class="snippet" key={snippet.title}>
           <div class="row heading-row">
