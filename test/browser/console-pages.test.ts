@@ -66,11 +66,14 @@ const SIZES = [
   [390, 844],
 ] as const;
 
-/** Goes to `page` and waits for its heading and for its first read to end. */
+/** Goes to `page` and waits for its heading and for its first reads to end (no loading state left). */
 async function visit(tab: Tab, { path, heading }: ConsolePage): Promise<void> {
   await tab.page.goto(`${cw.base}/console${path}`);
   await tab.page.getByRole("heading", { level: 1, name: heading, exact: typeof heading === "string" }).waitFor();
-  await tab.page.locator(".loading").waitFor({ state: "detached" });
+  const loading = tab.page.locator(".loading");
+  for (const deadline = Date.now() + 10_000; (await loading.count()) > 0; await Bun.sleep(50)) {
+    if (Date.now() > deadline) throw new Error(`${path}: still loading after 10 s`);
+  }
 }
 
 /**
