@@ -46,6 +46,11 @@ const KEEP_ALIVE_MS = 15_000;
 /** Defaults of INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT (docs/feed.md, "Live readers"). */
 export const FEED_READERS_PER_TOKEN = 10;
 export const FEED_READERS_PER_TENANT = 100;
+/**
+ * How long a drain lets each live stream send what is committed and end by itself (docs/operations.md,
+ * "Stopping"): one still open then (its reader stalled, or too slow) is ended through its end path.
+ */
+export const FEED_DRAIN_GRACE_MS = 5_000;
 
 export interface FeedDeps {
   store: Store;
@@ -62,6 +67,7 @@ export interface FeedDeps {
   /** Tests shorten these. */
   keepAliveMs?: number;
   checkIntervalMs?: number;
+  drainGraceMs?: number;
 }
 
 export interface FeedRequest {
@@ -131,6 +137,8 @@ export interface StreamOptions {
   onEnd?: ((reason: DomainError) => void) | undefined;
 }
 
+const shuttingDown = () => new DomainError("unavailable", "The server is shutting down; resume from the last cursor.");
+
 export interface ListOptions {
   /** The caller went away. */
   signal?: AbortSignal | undefined;
@@ -144,12 +152,15 @@ export function createFeed(deps: FeedDeps) {
   const { store, notifier, observer, logger } = deps;
   const keepAliveMs = deps.keepAliveMs ?? KEEP_ALIVE_MS;
   const checkIntervalMs = deps.checkIntervalMs ?? CHECK_INTERVAL_MS;
+  const drainGraceMs = deps.drainGraceMs ?? FEED_DRAIN_GRACE_MS;
   const maxEventBytes = deps.maxEventBytes ?? 256 * 1024;
   const readersPerToken = deps.readersPerToken ?? FEED_READERS_PER_TOKEN;
   const readersPerTenant = deps.readersPerTenant ?? FEED_READERS_PER_TENANT;
   /** Set by drain(): streams send what is committed, then end; long polls answer at once. */
   const draining = new AbortController();
   const everyone = new Set<() => void>();
+  /** Each open live stream's end, for a drain to call on the ones its grace did not see end. */
+  const open = new Set<() => void>();
   const { tailOf, leave } = createTails(store, notifier, maxEventBytes);
   const admitReader = createReaderCaps(observer, readersPerToken, readersPerTenant);
 
@@ -358,6 +369,13 @@ export function createFeed(deps: FeedDeps) {
       release();
       options.onEnd?.(reason);
     };
+    const endForDrain = () => end(shuttingDown());
+    open.add(endForDrain);
+    // While draining a stream stays listed after its generator finished: its ending may still
+    // be queued behind a full socket, and only its end path (onEnd) has the transport reset that.
+    const unlist = () => {
+      if (!draining.signal.aborted) open.delete(endForDrain);
+    };
     let checking = false;
     async function check(): Promise<void> {
       if (checking || endReason) return;
@@ -420,9 +438,7 @@ export function createFeed(deps: FeedDeps) {
             await new Promise<void>((resolve) => setImmediate(resolve));
             continue;
           }
-          if (drainingNow) {
-            throw new DomainError("unavailable", "The server is shutting down; resume from the last cursor.");
-          }
+          if (drainingNow) throw shuttingDown();
           if (Date.now() - lastSent >= keepAliveMs) {
             yield { kind: "keep_alive" };
             lastSent = Date.now();
@@ -435,6 +451,7 @@ export function createFeed(deps: FeedDeps) {
         waiter.close();
         leave(tenantId, tail);
         release();
+        unlist();
       }
     }
     const generator = run();
@@ -443,6 +460,7 @@ export function createFeed(deps: FeedDeps) {
     generator.return = (value) => {
       clearInterval(watchdog);
       release();
+      unlist();
       return stop(value);
     };
     // Check once now: a token revoked while the stream was being opened ends it at once.
@@ -450,10 +468,21 @@ export function createFeed(deps: FeedDeps) {
     return generator;
   }
 
-  /** Server drain: streams send what is committed and end; waiting long polls answer now. */
+  /**
+   * Server drain: waiting long polls answer now; streams send what is committed and end. A
+   * stream still open after the grace (a reader that stopped reading is parked on a full socket,
+   * where nothing pulls it to its end) is ended like a revoked one, through `onEnd`: its
+   * transport resets the connection unless the ending is flushed within STALLED_END_GRACE_MS.
+   */
   function drain(): void {
+    if (draining.signal.aborted) return;
     draining.abort();
     for (const wake of [...everyone]) wake();
+    const cut = setTimeout(() => {
+      for (const endForDrain of [...open]) endForDrain();
+      open.clear();
+    }, drainGraceMs);
+    cut.unref?.();
   }
 
   return { listFeed, getEvent, openStream, openLive, drain };
