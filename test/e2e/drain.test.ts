@@ -2,7 +2,7 @@
  * SIGTERM on a real `serve` (docs/operations.md, "Stopping: the drain"): live readers that
  * stopped reading (their TCP windows full) do not hold the stop, readers that read get their
  * ending (`event: end`, the `unavailable` status), and a waiting long poll is answered, all
- * before the process exits within the drain's bound.
+ * before the process exits within the drain's bound; a request stuck in flight is cut at DRAIN_MS.
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -14,6 +14,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { EventFeedService, FeedStart } from "../../gen/intake/v1/feed_pb.ts";
 import { FEED_DRAIN_GRACE_MS } from "../../src/domain/feed.ts";
 import { STALLED_END_GRACE_MS } from "../../src/rpc/grpc-server.ts";
+import { DRAIN_MS } from "../../src/serve.ts";
 import { runCli, startIntake, stopAll } from "../support/intake-process.ts";
 import { sign } from "../support/signing.ts";
 
@@ -157,3 +158,30 @@ test("SIGTERM with stalled SSE and Connect StreamFeed readers: readers that read
   expect(ending.at - sigterm).toBeLessThan(FEED_DRAIN_GRACE_MS);
 }, 60_000);
 
+test("SIGTERM with a request whose body never finishes arriving: its connection is closed at the drain's bound (DRAIN_MS) and the process exits", async () => {
+  const own = join(dir, "upload");
+  const env = { INTAKE_DATA_DIR: own, DATABASE_URL: `sqlite:${join(own, "intake.sqlite")}`, INTAKE_GRPC_PORT: "0" };
+  const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Upload", "--create", "--json"], env)) as {
+    token: string;
+  };
+  const intake = await startIntake("U", env);
+  const port = Number(new URL(intake.base).port);
+  // A service creation that announces 1,000 bytes and sends 10: its handler waits for the rest.
+  await stalled(
+    port,
+    `POST /v1/services HTTP/1.1\r\nHost: intake\r\nAuthorization: Bearer ${boot.token}\r\n` +
+      "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n",
+    new TextEncoder().encode('{"service_'),
+  );
+  await Bun.sleep(300);
+  const exited = intake.proc.exited.then(() => performance.now());
+  const sigterm = performance.now();
+  intake.proc.kill("SIGTERM");
+  const exitedAt = await Promise.race([exited, Bun.sleep(30_000).then(() => null)]);
+  expect(exitedAt, `still running 30 s after SIGTERM:\n${intake.lines.join("\n")}`).not.toBeNull();
+  // Not before the bound (in-flight requests are waited for), and soon after it.
+  const took = (exitedAt as number) - sigterm;
+  expect(took).toBeGreaterThanOrEqual(DRAIN_MS - 100);
+  expect(took).toBeLessThan(DRAIN_MS + 1_000);
+  expect(intake.proc.exitCode).toBe(0);
+}, 60_000);
