@@ -11,13 +11,16 @@ import type { Logger } from "../logger.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { decodeFeedCursor, encodeFeedCursor, tenantTag } from "./feed-cursor.ts";
 import {
+  createDrain,
   createReaderCaps,
   createTails,
   createWaiter,
   DETACHED,
   FEED_BATCH_BYTES,
+  FEED_DRAIN_GRACE_MS,
   STREAM_PAGE,
   type Step,
+  shuttingDown,
   type TenantTail,
 } from "./feed-live.ts";
 import { parseId } from "./ids.ts";
@@ -46,11 +49,6 @@ const KEEP_ALIVE_MS = 15_000;
 /** Defaults of INTAKE_FEED_READERS_PER_TOKEN / _PER_TENANT (docs/feed.md, "Live readers"). */
 export const FEED_READERS_PER_TOKEN = 10;
 export const FEED_READERS_PER_TENANT = 100;
-/**
- * How long a drain lets each live stream send what is committed and end by itself (docs/operations.md,
- * "Stopping"): one still open then (its reader stalled, or too slow) is ended through its end path.
- */
-export const FEED_DRAIN_GRACE_MS = 5_000;
 
 export interface FeedDeps {
   store: Store;
@@ -137,8 +135,6 @@ export interface StreamOptions {
   onEnd?: ((reason: DomainError) => void) | undefined;
 }
 
-const shuttingDown = () => new DomainError("unavailable", "The server is shutting down; resume from the last cursor.");
-
 export interface ListOptions {
   /** The caller went away. */
   signal?: AbortSignal | undefined;
@@ -152,15 +148,11 @@ export function createFeed(deps: FeedDeps) {
   const { store, notifier, observer, logger } = deps;
   const keepAliveMs = deps.keepAliveMs ?? KEEP_ALIVE_MS;
   const checkIntervalMs = deps.checkIntervalMs ?? CHECK_INTERVAL_MS;
-  const drainGraceMs = deps.drainGraceMs ?? FEED_DRAIN_GRACE_MS;
   const maxEventBytes = deps.maxEventBytes ?? 256 * 1024;
   const readersPerToken = deps.readersPerToken ?? FEED_READERS_PER_TOKEN;
   const readersPerTenant = deps.readersPerTenant ?? FEED_READERS_PER_TENANT;
-  /** Set by drain(): streams send what is committed, then end; long polls answer at once. */
-  const draining = new AbortController();
-  const everyone = new Set<() => void>();
-  /** Each open live stream's end, for a drain to call on the ones its grace did not see end. */
-  const open = new Set<() => void>();
+  /** drain(): long polls answer at once; streams send what is committed, then end (feed-live.ts). */
+  const { draining, everyone, enlist, drain } = createDrain(deps.drainGraceMs ?? FEED_DRAIN_GRACE_MS);
   const { tailOf, leave } = createTails(store, notifier, maxEventBytes);
   const admitReader = createReaderCaps(observer, readersPerToken, readersPerTenant);
 
@@ -369,13 +361,8 @@ export function createFeed(deps: FeedDeps) {
       release();
       options.onEnd?.(reason);
     };
-    const endForDrain = () => end(shuttingDown());
-    open.add(endForDrain);
-    // While draining a stream stays listed after its generator finished: its ending may still
-    // be queued behind a full socket, and only its end path (onEnd) has the transport reset that.
-    const unlist = () => {
-      if (!draining.signal.aborted) open.delete(endForDrain);
-    };
+    // A stream the drain's grace does not see end is ended here, like a revoked one.
+    const unlist = enlist(() => end(shuttingDown()));
     let checking = false;
     async function check(): Promise<void> {
       if (checking || endReason) return;
@@ -466,23 +453,6 @@ export function createFeed(deps: FeedDeps) {
     // Check once now: a token revoked while the stream was being opened ends it at once.
     await check();
     return generator;
-  }
-
-  /**
-   * Server drain: waiting long polls answer now; streams send what is committed and end. A
-   * stream still open after the grace (a reader that stopped reading is parked on a full socket,
-   * where nothing pulls it to its end) is ended like a revoked one, through `onEnd`: its
-   * transport resets the connection unless the ending is flushed within STALLED_END_GRACE_MS.
-   */
-  function drain(): void {
-    if (draining.signal.aborted) return;
-    draining.abort();
-    for (const wake of [...everyone]) wake();
-    const cut = setTimeout(() => {
-      for (const endForDrain of [...open]) endForDrain();
-      open.clear();
-    }, drainGraceMs);
-    cut.unref?.();
   }
 
   return { listFeed, getEvent, openStream, openLive, drain };

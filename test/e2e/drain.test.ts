@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { EventFeedService, FeedStart } from "../../gen/intake/v1/feed_pb.ts";
-import { FEED_DRAIN_GRACE_MS } from "../../src/domain/feed.ts";
+import { FEED_DRAIN_GRACE_MS } from "../../src/domain/feed-live.ts";
 import { STALLED_END_GRACE_MS } from "../../src/rpc/grpc-server.ts";
 import { DRAIN_MS } from "../../src/serve.ts";
 import { runCli, startIntake, stopAll } from "../support/intake-process.ts";
