@@ -1,7 +1,8 @@
 /**
  * `intake serve`: migrations, the HTTP listener, the gRPC (h2c) listener, and a graceful stop
- * on SIGTERM/SIGINT (stop accepting, let in-flight requests finish, then close the cache and
- * the store). A listener that cannot bind stops the start with one line naming the variable.
+ * on SIGTERM/SIGINT (stop accepting, let in-flight requests finish within DRAIN_MS, then close
+ * the cache and the store: docs/operations.md, "Stopping"). A listener that cannot bind stops
+ * the start with one line naming the variable.
  */
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
@@ -27,6 +28,13 @@ export const MAX_REQUEST_BODY_SIZE = Number.MAX_SAFE_INTEGER;
  * closed after it.
  */
 export const IDLE_TIMEOUT_SECONDS = FEED_MAX_WAIT_SECONDS + 10;
+
+/**
+ * How long SIGTERM's drain waits for the main port's in-flight requests: connections still open
+ * then (a body that never finishes arriving, a client that trickles) are closed, as the gRPC
+ * listener destroys its sessions after its own 10 s (docs/operations.md, "Stopping").
+ */
+export const DRAIN_MS = 10_000;
 
 /**
  * Bun.serve's options for the main port apart from where it listens (the tests' servers take
@@ -140,10 +148,14 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
   const stop = (signal: string) => {
     stopping ??= (async () => {
       logger.info("draining", { signal });
-      // Open feed streams would hold server.stop(false) forever: they finish what is committed and end.
+      // Open feed streams would hold server.stop(false) forever: they finish what is committed
+      // and end; one whose reader stopped reading is reset after the feed's drain grace.
       app.drainStreams();
+      // Whatever else is still in flight on the main port at the bound is cut.
+      const cut = setTimeout(() => void server.stop(true), DRAIN_MS);
       // Both drain at once: the gRPC listener turns NOT_SERVING and sends GOAWAY.
       await Promise.all([server.stop(false), grpc?.close()]);
+      clearTimeout(cut);
       await app.close();
       claim?.release();
       logger.info("stopped");
