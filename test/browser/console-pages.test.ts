@@ -2,8 +2,9 @@
  * The console's pages as a whole, in Debian's Chromium (playwright-core), each with something
  * on it (test/support/console-world.ts): every page in the light and the dark theme with no
  * serious or critical axe violation (contrast included), no browser-console error and no
- * request to another host; every page at 390×844 with no horizontal page overflow; the whole
- * navigation reachable on a phone, by pointer and by keyboard; the not-found page. Screenshots
+ * request to another host; every page at 390×844 and 1280×800 with no horizontal page
+ * overflow; the whole navigation reachable on a phone, by pointer and by keyboard; the
+ * not-found page. Screenshots
  * of every page in both themes at 1280×800 and 390×844 go to test-results/console/
  * (`<page>-<theme>-<width>x<height>.png`). Without Chromium the suite is skipped with one line,
  * or fails under INTAKE_REQUIRE_SERVICES=1.
@@ -153,14 +154,18 @@ describe.if(present)("the console's pages as a whole", () => {
     }, 180_000);
   }
 
-  test("every main page at 390×844 fits the width: no horizontal page overflow", async () => {
+  test("every main page fits the width at 390×844 and at 1280×800: no horizontal page overflow", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const tab = await signedInTab(context);
     const overflowing: string[] = [];
     for (const page of signedInPages()) {
       await visit(tab, page);
-      const overflow = await horizontalOverflow(tab.page);
-      if (overflow > 0) overflowing.push(`${page.name} by ${overflow}px`);
+      for (const [width, height] of [...SIZES].reverse()) {
+        await tab.page.setViewportSize({ width, height });
+        const overflow = await horizontalOverflow(tab.page);
+        if (overflow > 0) overflowing.push(`${page.name} at ${width}px by ${overflow}px`);
+      }
+      await tab.page.setViewportSize({ width: 390, height: 844 });
     }
     await tab.page.getByRole("button", { name: "Menu" }).click();
     const opened = await horizontalOverflow(tab.page);
