@@ -4,7 +4,7 @@
  * serious or critical axe violation (contrast included), no browser-console error and no
  * request to another host; every page at 390×844 and 1280×800 with no horizontal page
  * overflow; the whole navigation reachable on a phone, by pointer and by keyboard; the
- * not-found page. Screenshots
+ * not-found page; inline forms' buttons level with their fields. Screenshots
  * of every page in both themes at 1280×800 and 390×844 go to test-results/console/
  * (`<page>-<theme>-<width>x<height>.png`). Without Chromium the suite is skipped with one line,
  * or fails under INTAKE_REQUIRE_SERVICES=1.
@@ -219,6 +219,28 @@ describe.if(present)("the console's pages as a whole", () => {
     expect(tab.errors).toEqual([]);
     await context.close();
   }, 120_000);
+
+  test("at 1280×800 an inline form's button sits level with its fields (bottoms within 1 px)", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const tab = await signedInTab(context);
+    const forms = [
+      { path: "/tokens", heading: "API tokens", field: "Name", button: "Create token" },
+      { path: "/services", heading: "Services", field: "New service name", button: "Create service" },
+      { path: `/services/${cw.billing.id}`, heading: "billing", field: "Requests", button: "Set rate limit" },
+      { path: "/events", heading: "Events", field: "Search payloads", button: "Search" },
+    ];
+    const uneven: string[] = [];
+    for (const { path, heading, field, button } of forms) {
+      await visit(tab, { name: path, path, heading });
+      const f = await tab.page.getByLabel(field, { exact: true }).first().boundingBox();
+      const b = await tab.page.getByRole("button", { name: button, exact: true }).first().boundingBox();
+      if (!f || !b) throw new Error(`${path}: "${field}" or "${button}" is not shown`);
+      const off = Math.round(b.y + b.height - (f.y + f.height));
+      if (Math.abs(off) > 1) uneven.push(`${path}: "${button}" ${off}px off "${field}"`);
+    }
+    expect(uneven).toEqual([]);
+    await context.close();
+  }, 60_000);
 
   test("an unknown console path answers the not-found page, titled so, with the way back", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
