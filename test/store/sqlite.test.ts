@@ -207,7 +207,7 @@ describe("sqlite store specifics", () => {
     await reader.close();
   });
 
-  test("§18 pages read an index, never every row: q through the FTS5 index, filters through their (…, received_at, id) index", async () => {
+  test("§18 pages read an index, never every row: q through the FTS5 index, filters through their (…, position) index bounded by primary-key seeks", async () => {
     const path = tempPath();
     const store = createSqliteStore({ path });
     await store.migrate();
@@ -226,16 +226,20 @@ describe("sqlite store specifics", () => {
         }),
       } as unknown as Database;
       const search = createEventSearch(explaining);
-      const before = { receivedAt: 3, id: "a".repeat(32) };
+      const before = 3;
+      // The time bounds' two primary-key seeks, each run once (search-query.ts).
+      const BOUNDS =
+        " | SCALAR SUBQUERY 2 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id>?)" +
+        " | SCALAR SUBQUERY 1 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id<?)";
       search("t", { limit: 21 });
       search("t", { serviceId: "s", receivedAfter: 1, receivedBefore: 5, limit: 21, before });
       search("t", { serviceId: "s", type: "invoice.paid", receivedAfter: 1, receivedBefore: 5, limit: 21 });
       search("t", { incidentId: "i", serviceId: "s", limit: 21 });
       search("t", { terms: ["cus_123", "paid"], serviceId: "s", type: "x", limit: 21 });
       expect(plans).toEqual([
-        "SEARCH e USING INDEX events_tenant_received_idx (tenant_id=?)",
-        "SEARCH e USING INDEX events_service_received_idx (service_id=? AND received_at>? AND (received_at,id)<(?,?))",
-        "SEARCH e USING INDEX events_service_type_received_idx (service_id=? AND type=? AND received_at>? AND received_at<?)",
+        "SEARCH e USING INDEX events_tenant_position_idx (tenant_id=?)",
+        `SEARCH e USING INDEX events_service_position_idx (service_id=? AND position>? AND position<?)${BOUNDS}`,
+        `SEARCH e USING INDEX events_service_position_idx (service_id=? AND position>? AND position<?)${BOUNDS}`,
         "SEARCH e USING INDEX events_incident_id_idx (incident_id=?) | USE TEMP B-TREE FOR ORDER BY",
         "SCAN events_fts VIRTUAL TABLE INDEX 0:M1 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?) | USE TEMP B-TREE FOR ORDER BY",
       ]);
