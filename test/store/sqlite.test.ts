@@ -239,7 +239,7 @@ describe("sqlite store specifics", () => {
       expect(plans).toEqual([
         "SEARCH e USING INDEX events_tenant_position_idx (tenant_id=?)",
         `SEARCH e USING INDEX events_service_position_idx (service_id=? AND position>? AND position<?)${BOUNDS}`,
-        `SEARCH e USING INDEX events_service_position_idx (service_id=? AND position>? AND position<?)${BOUNDS}`,
+        `SEARCH e USING INDEX events_service_type_position_idx (service_id=? AND type=? AND position>? AND position<?)${BOUNDS}`,
         "SEARCH e USING INDEX events_incident_id_idx (incident_id=?) | USE TEMP B-TREE FOR ORDER BY",
         "SCAN events_fts VIRTUAL TABLE INDEX 0:M1 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?) | USE TEMP B-TREE FOR ORDER BY",
       ]);

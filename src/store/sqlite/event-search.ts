@@ -20,13 +20,14 @@ export function ftsQuery(terms: readonly string[]): string {
 }
 
 /**
- * The index a page without terms walks: an incident's few events, else the service's
- * (…, position) index, else the tenant's. Named (INDEXED BY) because without statistics
+ * The index a page without terms walks: an incident's few events, else the service's (and
+ * type's) (…, position) index, else the tenant's. Named (INDEXED BY) because without statistics
  * (Intake runs no ANALYZE) SQLite's planner may take the tenant's index over a service's and
  * scan rows of other services.
  */
 function leadingIndex(query: EventSearchQuery): string {
   if (query.incidentId !== undefined) return "events_incident_id_idx";
+  if (query.serviceId !== undefined && query.type !== undefined) return "events_service_type_position_idx";
   if (query.serviceId !== undefined) return "events_service_position_idx";
   return "events_tenant_position_idx";
 }
