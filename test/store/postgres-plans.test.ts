@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import type { EventSearchQuery, Store } from "../../src/domain/ports/store.ts";
+import { LIST_AFTER, LIST_FIRST } from "../../src/store/postgres/event-reads.ts";
 import { createEventSearch } from "../../src/store/postgres/event-search.ts";
 import { createExportRepo } from "../../src/store/postgres/exports.ts";
 import type { PostgresPool } from "../../src/store/postgres/pool.ts";
@@ -137,6 +138,16 @@ describe.skipIf(!ok)("postgres event read plans on 100,000 events", () => {
     const q = await searchPlan({ terms: ["word-123"], serviceId: service() });
     expect(q).toContain("events_payload_trgm_idx");
     expect(q).not.toContain("Seq Scan on events");
+  });
+
+  test("a service's event listing walks (service_id, position) newest first", async () => {
+    const first = await sql.unsafe(`explain ${LIST_FIRST}`, [service(), 21]).values();
+    const after = await sql.unsafe(`explain ${LIST_AFTER}`, [service(), 21, 50_000]).values();
+    for (const rows of [first, after]) {
+      const plan = (rows as string[][]).map((row) => row[0]).join("\n");
+      expect(plan).toContain("Index Scan Backward using events_service_position_idx on events");
+      expect(plan).not.toMatch(/Seq Scan on events|Sort/);
+    }
   });
 
   test("the export reads a window of positions through events_position_brin: no scan of events, at the head or from 0", async () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DomainError } from "../../src/domain/errors.ts";
+import { createEventReads } from "../../src/store/sqlite/event-reads.ts";
 import { createEventSearch } from "../../src/store/sqlite/event-search.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { runAuditContract } from "./audit-contract.ts";
@@ -243,6 +244,29 @@ describe("sqlite store specifics", () => {
         "SEARCH e USING INDEX events_incident_id_idx (incident_id=?) | USE TEMP B-TREE FOR ORDER BY",
         "SCAN events_fts VIRTUAL TABLE INDEX 0:M1 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?) | USE TEMP B-TREE FOR ORDER BY",
       ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  test("a service's event listing walks (service_id, position) newest first: no other index, no sort", async () => {
+    const path = tempPath();
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    await store.close();
+    const db = new Database(path);
+    try {
+      const texts: string[] = [];
+      createEventReads({ prepare: (text: string) => texts.push(text) } as unknown as Database);
+      const listing = texts.filter((text) => text.includes("ORDER BY position DESC"));
+      expect(listing).toHaveLength(2);
+      for (const text of listing) {
+        const params = text.includes("?3") ? ["s", 21, 5] : ["s", 21];
+        const rows = db.query(`EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[];
+        expect(rows.map((r) => r.detail).join(" | ")).toMatch(
+          /^SEARCH events USING INDEX events_service_position_idx \(service_id=\?( AND position<\?)?\)$/,
+        );
+      }
     } finally {
       db.close();
     }

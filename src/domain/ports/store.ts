@@ -31,6 +31,12 @@ export interface PageQuery {
   before?: string;
 }
 
+/** A page of a list in feed position order, newest first: rows with position < `before`. */
+export interface PositionPageQuery {
+  limit: number;
+  before?: number;
+}
+
 /**
  * The audit record of an update, made from the row before and after it inside the update's
  * transaction (so `changes` is what this transaction changed); null writes no record.
@@ -167,7 +173,8 @@ export interface EventRepo {
    * find events by id through the primary key instead of an index on `received_at`.
    */
   insertBatch(events: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]>;
-  list(serviceId: string, query: PageQuery): Promise<EventRecord[]>;
+  /** A service's events, newest stored first (position descending, docs/api.md "Pagination"). */
+  list(serviceId: string, query: PositionPageQuery): Promise<EventRecord[]>;
   /**
    * The feed (docs/feed.md): the tenant's committed events with position > `after`, in
    * position order. Positions are assigned by insertBatch in commit order, so what a read

@@ -135,8 +135,9 @@ export const events = sqliteTable(
   (t) => [
     // NULL keys are distinct, so events without an Idempotency-Key never collide.
     unique("events_service_idempotency_key_unique").on(t.serviceId, t.idempotencyKey),
-    index("events_service_id_idx").on(t.serviceId, t.id),
     index("events_tenant_position_idx").on(t.tenantId, t.position),
+    // A service's listing (newest stored first), its feed filter, §18's service pages, and
+    // the services cascade all walk this one; no (service_id, id): each index costs every insert.
     index("events_service_position_idx").on(t.serviceId, t.position),
     // The export (docs/export.md) reads every tenant's events past one position, in order.
     index("events_position_idx").on(t.position),
