@@ -2,8 +2,10 @@
  * §18's search on SQLite (docs/search.md). The statement text is built from the filters
  * present (every value a parameter), so there are a handful of constant texts, each prepared
  * once. With terms, the FTS5 trigram index is the outer loop (CROSS JOIN fixes SQLite's join
- * order): the matching rows are looked up by rowid and only they are filtered and sorted.
- * Without, the page walks one of the (…, received_at, id) indexes newest first (leadingIndex).
+ * order), in rowid (= position) order newest first: the matching rows are looked up by rowid
+ * and filtered until the page is full.
+ * Without, the page walks one of the (…, position) indexes newest first (leadingIndex), inside
+ * the position range the time bounds give (search-query.ts).
  */
 import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
 import type { EventSearchQuery } from "../../domain/ports/store.ts";
@@ -54,7 +56,10 @@ export function createEventSearch(client: Database) {
     const from = searching
       ? "events_fts CROSS JOIN events e ON e.rowid = events_fts.rowid"
       : `events e INDEXED BY ${leadingIndex(query)}`;
-    const text = `SELECT ${COLUMNS} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY e.position DESC LIMIT ${param(query.limit)}`;
+    // rowid = position (migration 0013): FTS5 hands its matches over newest first itself, so a
+    // page stops after `limit` rows that pass the filters instead of sorting every match.
+    const order = searching ? "events_fts.rowid DESC" : "e.position DESC";
+    const text = `SELECT ${COLUMNS} FROM ${from} WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${param(query.limit)}`;
     let statement = statements.get(text);
     if (!statement) {
       statement = client.prepare<FoundEvent, SQLQueryBindings[]>(text);

@@ -125,7 +125,11 @@ export const events = sqliteTable(
     receivedAt: millis("received_at").notNull(),
     idempotencyKey: text("idempotency_key"),
     payload: bytes("payload").notNull(),
-    /** Feed position: assigned inside the write transaction from feed_head (docs/feed.md). */
+    /**
+     * Feed position: assigned inside the write transaction from feed_head (docs/feed.md). The
+     * row's rowid is its position too (the writer inserts both, migration 0013 moved the rows
+     * before it), so the export's global position order and FTS5's rowid order need no index.
+     */
     position: integer("position", { mode: "number" }).notNull().default(0),
     /** §18: the payload's top-level `type` (1..255 characters), else null. */
     type: text("type"),
@@ -139,8 +143,6 @@ export const events = sqliteTable(
     // A service's listing (newest stored first), its feed filter, §18's service pages, and
     // the services cascade all walk this one; no (service_id, id): each index costs every insert.
     index("events_service_position_idx").on(t.serviceId, t.position),
-    // The export (docs/export.md) reads every tenant's events past one position, in order.
-    index("events_position_idx").on(t.position),
     // An incident's timeline, oldest first; plain events (no incident) are not in it, so they
     // cost it nothing on insert.
     index("events_incident_id_idx").on(t.incidentId, t.id).where(sql`${t.incidentId} is not null`),
