@@ -17,7 +17,8 @@
  * (--env-b: B's extra variables, to measure an A/B pair the same two ways; --checkout-b: B runs
  * `bun src/cli.ts` from another checkout, e.g. a `git worktree` of the commit before a change,
  * with its own `bun install`: a before/after pair; --b-floor: B is scenario 3's independent
- * floor, bench/floor-ingest-bare.ts, instead of a second Intake).
+ * floor, bench/floor-ingest-bare.ts, instead of a second Intake, and --env-b its variables, e.g.
+ * `{"FLOOR_FTS":"1"}`).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -78,6 +79,7 @@ try {
             FLOOR_DATABASE: join(dir, "floor-bare.sqlite"),
             FLOOR_SERVICE_ID: svc.id,
             FLOOR_SECRET: svc.secret,
+            ...envB,
           }),
           stdout: "ignore",
           stderr: Bun.file(join(dir, "floor-bare.err")),

@@ -43,6 +43,8 @@ import * as stalledReaders from "./scenarios/10-stalled-readers.ts";
 import * as listPages from "./scenarios/11-12-list-pages.ts";
 import * as retentionSweep from "./scenarios/13-retention-sweep.ts";
 import * as exportNats from "./scenarios/14-export.ts";
+import * as search from "./scenarios/17-search.ts";
+import * as ingestOptions from "./scenarios/18-ingest-options.ts";
 import { startReadProcesses } from "./scenarios/read-processes.ts";
 
 const { values: flags } = parseArgs({
@@ -164,6 +166,8 @@ async function main(): Promise<void> {
   await stalledReaders.run(h);
   await retentionSweep.run(h);
   await exportNats.run(h);
+  await search.run(h);
+  await ingestOptions.run(h);
 
   if (baseline) await stop(baseline.child);
 

@@ -1,5 +1,6 @@
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useState } from "preact/hooks";
+import { Mark, NotFound } from "./components.tsx";
 import { useIdentity } from "./identity.ts";
 import { AuditPage } from "./pages/audit.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
@@ -25,8 +26,9 @@ function App() {
   const [generation, setGeneration] = useState(0);
   const identity = useIdentity(token, generation);
 
-  // Each page names itself in the title, so tabs and history are readable.
-  useEffect(() => {
+  // Each page names itself in the title, so tabs and history are readable (a layout effect: the
+  // not-found page's own effect, which runs after it, titles an unknown path).
+  useLayoutEffect(() => {
     const section = path === "/setup" ? "Setup" : NAV.find((n) => n.path !== "/" && path.startsWith(n.path))?.label;
     document.title = section ? `${section} · Intake console` : "Intake console";
   }, [path]);
@@ -35,8 +37,9 @@ function App() {
   if (!token) return <SignInPage />;
 
   const service = /^\/services\/(svc_[0-9a-f]{32})$/.exec(path)?.[1];
-  let page = <OverviewPage identity={identity} />;
-  if (path === "/services") page = <ServicesPage identity={identity} />;
+  let page = <NotFound />;
+  if (path === "/") page = <OverviewPage identity={identity} />;
+  else if (path === "/services") page = <ServicesPage identity={identity} />;
   else if (service) page = <ServicePage key={service} id={service} identity={identity} />;
   else if (path === "/tokens") page = <TokensPage identity={identity} />;
   else if (path === "/audit") page = <AuditPage identity={identity} />;
@@ -45,17 +48,45 @@ function App() {
 
   return (
     <>
-      <header>
-        <a
-          class="brand"
-          href="/console"
-          onClick={(e) => {
-            e.preventDefault();
-            navigate("/");
-          }}
-        >
-          Intake
-        </a>
+      <Header path={path} />
+      {page}
+    </>
+  );
+}
+
+/**
+ * The brand and the navigation. On a phone (under 640 px) the links and "Sign out" fold behind
+ * a "Menu" button, which opens them as a full-width list; choosing a page closes it.
+ */
+function Header({ path }: { path: string }) {
+  const [open, setOpen] = useState(false);
+  useEffect(() => setOpen(false), [path]);
+  return (
+    <header class={open ? "open" : undefined}>
+      <a
+        class="brand"
+        href="/console"
+        onClick={(e) => {
+          e.preventDefault();
+          navigate("/");
+        }}
+      >
+        <Mark />
+        Intake
+      </a>
+      <button
+        type="button"
+        class="menu-toggle"
+        aria-expanded={open}
+        aria-controls="console-menu"
+        onClick={() => setOpen(!open)}
+      >
+        <svg aria-hidden="true" viewBox="0 0 16 16" width="16" height="16">
+          <path d={open ? "M3 3l10 10M13 3L3 13" : "M2 4h12M2 8h12M2 12h12"} stroke="currentColor" stroke-width="1.8" />
+        </svg>
+        Menu
+      </button>
+      <div class="menu" id="console-menu">
         <nav aria-label="Console">
           {NAV.map((item) => (
             <a
@@ -76,9 +107,8 @@ function App() {
         <button type="button" onClick={() => session.signOut("You signed out.")}>
           Sign out
         </button>
-      </header>
-      {page}
-    </>
+      </div>
+    </header>
   );
 }
 

@@ -16,6 +16,7 @@ import { JSON_TYPE } from "./http.ts";
 import { EventRecordSchema } from "./ingest.ts";
 import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
 import { component, IdParams, ServiceId } from "./schemas.ts";
+import { stallGuard } from "./stall-guard.ts";
 
 const utf8 = new TextEncoder();
 
@@ -122,7 +123,8 @@ export function sseDoc(messages: string, lastId: string) {
 /**
  * A live stream's SSE answer, the feed's and the incidents' alike: `Last-Event-ID` (EventSource
  * clients resend it on reconnect) wins over `after`, and the stream re-verifies the caller's
- * token while it lasts (docs/feed.md).
+ * token while it lasts (docs/feed.md); when it must end, a reader that does not take its end
+ * within the grace has its connection reset.
  */
 export async function sseAnswer<I>(
   request: Request,
@@ -137,11 +139,17 @@ export async function sseAnswer<I>(
   const lastEventId = request.headers.get("last-event-id");
   const credential = bearerCredential(request.headers.get("authorization")) ?? "";
   const body = sseBody(logger, message);
+  // A reader that stopped reading never takes `event: end`: its connection is reset (stall-guard.ts).
+  const guard = stallGuard();
+  const onEnd = (reason: DomainError) => {
+    body.onEnd(reason);
+    guard.endSoon();
+  };
   const stream = await open(
     { after: lastEventId ? lastEventId : query.after, serviceId: query.service_id, start: query.start },
-    { credential, signal: request.signal, onEnd: body.onEnd },
+    { credential, signal: request.signal, onEnd },
   );
-  return new Response(body.body(stream), { status: 200, headers: SSE_HEADERS });
+  return new Response(guard.body(body.body(stream)), { status: 200, headers: SSE_HEADERS });
 }
 
 /**

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import type { Service } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { ErrorNotice, EventList, LiveStatus, mergeNewest } from "../components.tsx";
+import { Empty, ErrorNotice, EventList, Id, Link, LiveStatus, Loading, mergeNewest } from "../components.tsx";
 import type { Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
@@ -97,7 +97,7 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
       <h1>{identity ? identity.tenant.name : "Overview"}</h1>
       {identity && (
         <p class="meta">
-          Tenant <code>{identity.tenant.id}</code> · {identity.tenant.permissionMode}
+          Tenant <Id value={identity.tenant.id} label="tenant id" /> · {identity.tenant.permissionMode}
           {identity.self && (
             <>
               {" · signed in as "}
@@ -110,17 +110,28 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
       {services !== null && tokens !== null && (
         <ul class="cards">
           <li>
-            <strong>{services}</strong> services
+            <strong>{services}</strong> {services === 1 ? "service" : "services"}
           </li>
           <li>
-            <strong>{tokens}</strong> active API tokens
+            <strong>{tokens}</strong> active API {tokens === 1 ? "token" : "tokens"}
           </li>
         </ul>
       )}
       <h2>Latest events</h2>
       <p class="meta">The tenant's {LATEST} newest events, newest first, across its services.</p>
       <LiveStatus state={live} />
-      {events?.length === 0 && <p>No events yet.</p>}
+      {events === null && live.kind !== "stopped" && <Loading label="Loading the latest events…" />}
+      {events?.length === 0 && (
+        <Empty
+          title="No events yet."
+          next={
+            <>
+              <Link to="/services">Create a service</Link>, then have its sender post signed events to it: they appear
+              here as they arrive.
+            </>
+          }
+        />
+      )}
       {events && (
         <EventList
           events={events}

@@ -2,7 +2,19 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import { type Service, SignatureScheme } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { Action, ErrorNotice, EventList, LiveStatus, mergeNewest, ShownOnce, Time } from "../components.tsx";
+import {
+  Action,
+  Empty,
+  ErrorNotice,
+  EventList,
+  Id,
+  LiveStatus,
+  Loading,
+  mergeNewest,
+  NotFound,
+  ShownOnce,
+  Time,
+} from "../components.tsx";
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
@@ -100,12 +112,19 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
       <ErrorNotice failure={create.failure} />
       {created && <ShownOnce label={`Signing secret of ${created.name}`} value={created.secret} />}
       <ErrorNotice failure={list.failure} />
-      {services && services.length === 0 && <p>No services yet.</p>}
+      {!services && !list.failure && <Loading label="Loading services…" />}
+      {services?.length === 0 && (
+        <Empty
+          title="No services yet."
+          next="Create one above for each system that sends you events; its signing secret is shown once."
+        />
+      )}
       {services && services.length > 0 && (
         <table>
           <thead>
             <tr>
               <th scope="col">Name</th>
+              <th scope="col">Id</th>
               <th scope="col">Ingestion</th>
               <th scope="col">Secret</th>
               <th scope="col">Created</th>
@@ -114,7 +133,7 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
           <tbody>
             {services.map((s) => (
               <tr key={s.id}>
-                <td>
+                <td data-label="Name">
                   <a
                     href={`/console/services/${s.id}`}
                     onClick={(e) => {
@@ -125,11 +144,14 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
                     {s.serviceName}
                   </a>
                 </td>
-                <td>{s.isMonitored ? "on" : "paused"}</td>
-                <td>
+                <td data-label="Id">
+                  <Id short value={s.id} label="service id" />
+                </td>
+                <td data-label="Ingestion">{s.isMonitored ? "on" : "paused"}</td>
+                <td data-label="Secret">
                   <code>{s.signingSecretPrefix}…</code>
                 </td>
-                <td>
+                <td data-label="Created">
                   <Time at={s.createdAt} />
                 </td>
               </tr>
@@ -172,10 +194,19 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
   );
 
   if (!service) {
+    if (load.failure?.code === "not_found" || load.failure?.code === "NotFound") {
+      return (
+        <NotFound title="Service not found" back={{ to: "/services", label: "See all services" }}>
+          <p>
+            There is no service <code>{id}</code> in this tenant: it may have been deleted.
+          </p>
+        </NotFound>
+      );
+    }
     return (
       <main>
         <h1>Service</h1>
-        <ErrorNotice failure={load.failure} />
+        {load.failure ? <ErrorNotice failure={load.failure} /> : <Loading label="Loading the service…" />}
       </main>
     );
   }
@@ -187,7 +218,7 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
       <dl class="facts">
         <dt>Id</dt>
         <dd>
-          <code>{service.id}</code>
+          <Id value={service.id} label="service id" />
         </dd>
         <dt>Ingestion</dt>
         <dd>{service.isMonitored ? "on" : "paused: events are refused with 409"}</dd>
@@ -220,6 +251,17 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
         <Action
           denied={change}
           busy={act.busy}
+          confirm={{
+            title: `Rotate the signing secret of ${service.serviceName}?`,
+            body: (
+              <p>
+                A new secret is made and shown once. The current one keeps verifying for a grace period, then its
+                senders' events are refused until they sign with the new one.
+              </p>
+            ),
+            confirmLabel: "Rotate secret",
+            danger: true,
+          }}
           onClick={async () => {
             const res = await act.run(() => api.services.rotateSigningSecret({ id }));
             if (!res) return;
@@ -241,8 +283,7 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
         <>
           <ShownOnce label="New signing secret" value={rotated.secret} />
           <p>
-            The previous secret keeps verifying until{" "}
-            {rotated.previousExpiresAt ? rotated.previousExpiresAt.toISOString() : "—"}.
+            The previous secret keeps verifying until <Time at={rotated.previousExpiresAt} />.
           </p>
         </>
       )}
@@ -250,7 +291,12 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
       <h2>Events</h2>
       <p class="meta">Newest first.</p>
       <LiveStatus state={live} />
-      {events.length === 0 && <p>No events yet.</p>}
+      {events.length === 0 && live.kind !== "connecting" && (
+        <Empty
+          title="No events yet."
+          next="Events appear here as soon as a sender posts one, signed with this secret."
+        />
+      )}
       <EventList events={events} />
 
       <h2>Delete</h2>
