@@ -15,20 +15,20 @@ const NO_POSITION_ABOVE = "9223372036854775807";
  *   received at or after `receivedBefore + slack`.
  * Each is one primary-key seek (`id` is a UUIDv7 of the receipt time), whatever the tenant.
  * The exact `received_at` filters still decide; these only keep the walk inside the range,
- * on the (…, position) index the page already walks. `before` (the cursor) joins the upper
- * bound in one `least` so the index range takes both.
+ * on the (…, position) index the page already walks (`column`: SQLite's FTS5 rowid, which
+ * is the position, when `q` leads). `before` (the cursor) joins the upper bound in one
+ * `least` so the index range takes both.
  */
 export function positionBounds(
   query: EventSearchQuery,
   param: (value: unknown) => string,
   least: "min" | "least",
+  column = "e.position",
 ): string[] {
   const clauses: string[] = [];
   if (query.receivedAfter !== undefined) {
     const floor = param(idFloor(query.receivedAfter - ID_TIME_SLACK_MS));
-    clauses.push(
-      `e.position > coalesce((select position from events where id < ${floor} order by id desc limit 1), 0)`,
-    );
+    clauses.push(`${column} > coalesce((select position from events where id < ${floor} order by id desc limit 1), 0)`);
   }
   const uppers: string[] = [];
   if (query.before !== undefined) uppers.push(param(query.before));
@@ -38,7 +38,7 @@ export function positionBounds(
       `coalesce((select position from events where id >= ${floor} order by id limit 1), ${NO_POSITION_ABOVE})`,
     );
   }
-  if (uppers.length === 1) clauses.push(`e.position < ${uppers[0]}`);
-  if (uppers.length === 2) clauses.push(`e.position < ${least}(${uppers.join(", ")})`);
+  if (uppers.length === 1) clauses.push(`${column} < ${uppers[0]}`);
+  if (uppers.length === 2) clauses.push(`${column} < ${least}(${uppers.join(", ")})`);
   return clauses;
 }

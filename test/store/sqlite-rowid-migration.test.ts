@@ -79,6 +79,7 @@ test("migration 0013 gives every stored event rowid = position and rebuilds the 
   }
   // Renumbered behind the store's back: the next start moves them back.
   const vacuumed = new Database(path);
+  vacuumed.run("PRAGMA busy_timeout = 5000");
   vacuumed.run("UPDATE events SET rowid = rowid + 100");
   vacuumed.close();
   const again = createSqliteStore({ path });

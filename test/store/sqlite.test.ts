@@ -237,6 +237,7 @@ describe("sqlite store specifics", () => {
       search("t", { serviceId: "s", type: "invoice.paid", receivedAfter: 1, receivedBefore: 5, limit: 21 });
       search("t", { incidentId: "i", serviceId: "s", limit: 21 });
       search("t", { terms: ["cus_123", "paid"], serviceId: "s", type: "x", limit: 21 });
+      search("t", { terms: ["cus_123"], receivedAfter: 1, receivedBefore: 5, limit: 21, before });
       expect(plans).toEqual([
         "SEARCH e USING INDEX events_tenant_position_idx (tenant_id=?)",
         `SEARCH e USING INDEX events_service_position_idx (service_id=? AND position>? AND position<?)${BOUNDS}`,
@@ -244,6 +245,8 @@ describe("sqlite store specifics", () => {
         "SEARCH e USING INDEX events_incident_id_idx (incident_id=?) | USE TEMP B-TREE FOR ORDER BY",
         // rowid = position: FTS5 yields its matches newest first, no sort of every match.
         "SCAN events_fts VIRTUAL TABLE INDEX 192:M1 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
+        // …and takes the time bounds' positions as its own rowid range (M1><).
+        "SCAN events_fts VIRTUAL TABLE INDEX 192:M1>< | SCALAR SUBQUERY 1 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id<?) | SCALAR SUBQUERY 2 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id>?) | REUSE SUBQUERY 1 | REUSE SUBQUERY 2 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
       ]);
     } finally {
       db.close();

@@ -52,7 +52,8 @@ export function createEventSearch(client: Database) {
     if (query.incidentId !== undefined) where.push(`e.incident_id = ${param(query.incidentId)}`);
     if (query.receivedAfter !== undefined) where.push(`e.received_at >= ${param(query.receivedAfter)}`);
     if (query.receivedBefore !== undefined) where.push(`e.received_at < ${param(query.receivedBefore)}`);
-    where.push(...positionBounds(query, param, "min"));
+    // With `q`, FTS5 takes the bounds as its own rowid range (rowid = position).
+    where.push(...positionBounds(query, param, "min", searching ? "events_fts.rowid" : "e.position"));
     const from = searching
       ? "events_fts CROSS JOIN events e ON e.rowid = events_fts.rowid"
       : `events e INDEXED BY ${leadingIndex(query)}`;
