@@ -455,6 +455,8 @@ export async function createApp(options: AppOptions) {
      * ingest), through the same edge steps without Elysia's dispatch.
      */
     nativeRoutes: gateway.nativeRoutes(),
+    /** serve.ts, once Bun.serve listens: live streams lift its idle timeout (gateway.ts). */
+    listening: gateway.listening,
     /** Bun.serve `error`: whatever escapes the handlers is a 500 in the contract's shape. */
     onEscapedError: escapedErrorHandler(logger),
     listenGrpc: listenGrpcOn,

@@ -7,6 +7,7 @@ import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
 import { createApp } from "./app.ts";
 import { type Config, ConfigError, invokedAs, type KeyMaterial } from "./config.ts";
+import { FEED_MAX_WAIT_SECONDS } from "./domain/feed.ts";
 import type { Logger } from "./logger.ts";
 import { claimStore } from "./serving.ts";
 
@@ -19,6 +20,13 @@ import { claimStore } from "./serving.ts";
  * Content-Length no real body has (docs/api.md, "Limits the HTTP layer enforces").
  */
 export const MAX_REQUEST_BODY_SIZE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * How long a connection of the main port may stay quiet: longer than the longest long poll, so
+ * a held answer is always sent (docs/feed.md); a keep-alive connection between requests is
+ * closed after it.
+ */
+export const IDLE_TIMEOUT_SECONDS = FEED_MAX_WAIT_SECONDS + 10;
 
 /** HOST must name an address: checked before migrations run, so a typo costs nothing. */
 async function checkHost(host: string): Promise<void> {
@@ -91,7 +99,11 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
       development: false,
       error: app.onEscapedError,
       maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
+      // Bun's default (10 s) would cut a long poll (`wait` up to FEED_MAX_WAIT_SECONDS) before
+      // its answer; live streams lift it for themselves (app.listening).
+      idleTimeout: IDLE_TIMEOUT_SECONDS,
     });
+    app.listening(server);
   } catch (error) {
     await grpc?.close();
     await app.close();

@@ -55,6 +55,9 @@ export interface Settings {
   poolSize: number;
   feedEvents: number;
   expiredEvents: { sqlite: number; postgres: number };
+  /** Scenario 16: the incidents of its small and its large tenant. */
+  incidentsSmall: number;
+  incidentsLarge: number;
   profile: boolean;
   /** Scenario 2 also serves its floor from a process running Intake's app (--floor-in-intake). */
   floorInIntake: boolean;
@@ -106,7 +109,7 @@ export function createHarness(settings: Settings, wanted: (n: number) => boolean
   function pinText(): string {
     const pin = settings.pin;
     return pin
-      ? `read scenarios (1, 2, 6, 11, 12) pinned: servers on CPU ${pin.servers}, wrk on CPU ${pin.client} (2's one-after-the-other rounds, which judge its p99, unpinned)`
+      ? `read scenarios (1, 2, 6, 11, 12, 16) pinned: servers on CPU ${pin.servers}, wrk on CPU ${pin.client} (2's one-after-the-other rounds, which judge its p99, unpinned)`
       : "unpinned";
   }
 

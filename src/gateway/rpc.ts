@@ -13,7 +13,7 @@ import { ELYSIA_SETTINGS } from "./http.ts";
 import { stallGuard } from "./stall-guard.ts";
 
 /** `router` must have plain gRPC disabled: Bun.serve's HTTP/2 drops trailers. */
-export function connectRoutes(router: ConnectRouter, edge: Edge) {
+export function connectRoutes(router: ConnectRouter, edge: Edge, keepOpen: (request: Request) => void) {
   const app = new Elysia({ ...ELYSIA_SETTINGS, name: "rpc" });
   for (const handler of router.handlers) {
     const service = handler.service.typeName;
@@ -33,6 +33,8 @@ export function connectRoutes(router: ConnectRouter, edge: Edge) {
         // A stream that must end (StreamFeed) resets the connection of a reader that does not
         // take its ending status within the grace, as the gRPC port resets its HTTP/2 stream.
         const guard = streaming ? stallGuard() : null;
+        // Connect over HTTP/1.1 has no pings: a quiet stream must outlast the idle timeout.
+        if (streaming) keepOpen(context.request);
         if (guard) values.set(streamEndKey, guard.endSoon);
         let answer: Response;
         if (x.span === null) answer = universalServerResponseToFetch(await handler(universal));

@@ -7,6 +7,7 @@ import { Empty, ErrorNotice, EventList, Id, Link, LiveStatus, Loading, mergeNewe
 import type { Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
+import { OpenIncidents } from "./overview-incidents.tsx";
 
 /** How many of the tenant's newest events the overview shows. */
 const LATEST = 20;
@@ -117,6 +118,7 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
           </li>
         </ul>
       )}
+      <OpenIncidents />
       <h2>Latest events</h2>
       <p class="meta">The tenant's {LATEST} newest events, newest first, across its services.</p>
       <LiveStatus state={live} />

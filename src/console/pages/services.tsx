@@ -18,6 +18,7 @@ import {
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
+import { ServiceIncidents } from "./service-incidents.tsx";
 
 /** Runs an API call for a button: busy while it runs, its failure shown, never thrown. */
 function useCall() {
@@ -287,6 +288,8 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
           </p>
         </>
       )}
+
+      <ServiceIncidents service={service} denied={change} onSaved={setService} />
 
       <h2>Events</h2>
       <p class="meta">Newest first.</p>
