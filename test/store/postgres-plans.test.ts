@@ -150,6 +150,16 @@ describe.skipIf(!ok)("postgres event read plans on 100,000 events", () => {
     }
   });
 
+  test("the export's window: a read covers at most 4 × its limit of positions; past a gap it ends below the head, empty", async () => {
+    const first = await store.exports.read(0, 10);
+    expect(first.items.map((item) => item.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(first).toMatchObject({ upTo: 10, head: EVENTS });
+    await sql.unsafe("delete from events where position between 200 and 400");
+    expect(await store.exports.read(199, 10)).toEqual({ items: [], upTo: 239, head: EVENTS });
+    const resumed = await store.exports.read(399, 10);
+    expect(resumed.items.map((item) => item.position)).toEqual([401, 402, 403, 404, 405, 406, 407, 408, 409, 410]);
+  });
+
   test("the export reads a window of positions through events_position_brin: no scan of events, at the head or from 0", async () => {
     for (const after of [0, EVENTS - 300]) {
       const plans: string[] = [];
