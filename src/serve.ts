@@ -5,7 +5,7 @@
  */
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
-import { createApp } from "./app.ts";
+import { type App, createApp } from "./app.ts";
 import { type Config, ConfigError, invokedAs, type KeyMaterial } from "./config.ts";
 import { FEED_MAX_WAIT_SECONDS } from "./domain/feed.ts";
 import type { Logger } from "./logger.ts";
@@ -27,6 +27,25 @@ export const MAX_REQUEST_BODY_SIZE = Number.MAX_SAFE_INTEGER;
  * closed after it.
  */
 export const IDLE_TIMEOUT_SECONDS = FEED_MAX_WAIT_SECONDS + 10;
+
+/**
+ * Bun.serve's options for the main port apart from where it listens (the tests' servers take
+ * them too). Call `app.listening(server)` once it listens: live streams lift its idle timeout.
+ */
+export function mainPort(app: Pick<App, "nativeRoutes" | "fetch" | "onEscapedError">) {
+  return {
+    routes: app.nativeRoutes,
+    fetch: app.fetch,
+    // Bun's default outside NODE_ENV=production is development mode, whose error page shows
+    // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
+    development: false,
+    error: app.onEscapedError,
+    maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
+    // Bun's default (10 s) would cut a long poll (`wait` up to FEED_MAX_WAIT_SECONDS) before
+    // its answer; live streams lift it for themselves (app.listening).
+    idleTimeout: IDLE_TIMEOUT_SECONDS,
+  };
+}
 
 /** HOST must name an address: checked before migrations run, so a typo costs nothing. */
 async function checkHost(host: string): Promise<void> {
@@ -92,16 +111,7 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
       // Bun shares a busy port (SO_REUSEPORT) when not in development mode: a second instance
       // on one port would silently take half the traffic. A busy port is an error instead.
       reusePort: false,
-      routes: app.nativeRoutes,
-      fetch: app.fetch,
-      // Bun's default outside NODE_ENV=production is development mode, whose error page shows
-      // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
-      development: false,
-      error: app.onEscapedError,
-      maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
-      // Bun's default (10 s) would cut a long poll (`wait` up to FEED_MAX_WAIT_SECONDS) before
-      // its answer; live streams lift it for themselves (app.listening).
-      idleTimeout: IDLE_TIMEOUT_SECONDS,
+      ...mainPort(app),
     });
     app.listening(server);
   } catch (error) {

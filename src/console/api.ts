@@ -21,6 +21,8 @@ export interface ApiFailure {
   code: string;
   message: string;
   requestId: string | null;
+  /** The fields a 400 named, each with what is wrong with it. */
+  details?: { field: string; message: string }[];
 }
 
 export function failureOf(error: unknown): ApiFailure {
@@ -30,6 +32,7 @@ export function failureOf(error: unknown): ApiFailure {
       code: detail?.code ?? Code[error.code],
       message: error.rawMessage,
       requestId: error.metadata.get("x-request-id"),
+      details: detail?.details.map((d) => ({ field: d.field, message: d.message })),
     };
   }
   return { code: "network_error", message: "The server could not be reached.", requestId: null };

@@ -40,17 +40,6 @@ async function signedInTab(token: string): Promise<Tab> {
   return tab;
 }
 
-/**
- * `check`, forgiving one browser error this suite does not cause: Bun.serve's default
- * idleTimeout (10 s) cuts a live stream that has sent nothing for that long, before the feed's
- * 15 s keep-alive (reported to the lead; serve.ts and the harness pass no idleTimeout). The
- * views reconnect from their cursor, so nothing is lost, but the browser logs the cut.
- */
-async function checked(tab: Tab, name: string): Promise<void> {
-  tab.errors = tab.errors.filter((e) => !e.includes("net::ERR_INCOMPLETE_CHUNKED_ENCODING"));
-  await check(tab, name);
-}
-
 /** The page is no wider than the window at 1280 and 390 px: nothing pushes it sideways. */
 async function expectNoOverflow(page: Page): Promise<void> {
   for (const width of [1280, 390]) {
@@ -91,7 +80,7 @@ describe.if(present)("the console's incident pages", () => {
     // The overview: open incidents by severity, each count a link to that filtered list.
     await page.getByRole("link", { name: "1 critical" }).waitFor();
     await page.getByRole("link", { name: "1 warning" }).waitFor();
-    await checked(tab, "overview-incidents");
+    await check(tab, "overview-incidents");
 
     await goTo(page, "Incidents", "Incidents");
     const open = page.getByRole("table", { name: "Open incidents" });
@@ -102,13 +91,13 @@ describe.if(present)("the console's incident pages", () => {
       .getByRole("status")
       .getByText(/^Live:/)
       .waitFor();
-    await checked(tab, "incidents");
+    await check(tab, "incidents");
 
     // Cancel once: the dialog closes and nothing changes, in the page or on the server.
     await diskRow.getByRole("button", { name: "Acknowledge" }).click();
     const ackDialog = page.getByRole("dialog", { name: "Acknowledge “Disk full on db-1”?" });
     await ackDialog.waitFor();
-    await checked(tab, "incidents-confirm");
+    await check(tab, "incidents-confirm");
     await ackDialog.getByRole("button", { name: "Cancel" }).click();
     await ackDialog.waitFor({ state: "hidden" });
     expect((await incident(disk.incidentId)).status).toBe("triggered");
@@ -145,11 +134,11 @@ describe.if(present)("the console's incident pages", () => {
     // So does a change made elsewhere: the queue incident acknowledged by its sender.
     await sendAlert(world, billing, { event_action: "acknowledge", dedup_key: "queue" });
     await open.getByRole("row").filter({ hasText: "Queue backlog" }).getByText("acknowledged").waitFor();
-    await checked(tab, "incidents-live");
+    await check(tab, "incidents-live");
     await expectNoOverflow(page);
     // The badges and actions stay readable in the dark theme (axe checks their contrast).
     await page.emulateMedia({ colorScheme: "dark" });
-    await checked(tab, "incidents-dark");
+    await check(tab, "incidents-dark");
     await page.emulateMedia({ colorScheme: "light" });
 
     // The filters narrow the list and stay in the URL.
@@ -172,10 +161,10 @@ describe.if(present)("the console's incident pages", () => {
       expect.stringMatching(/Acknowledged by hand[\s\S]*by token/),
       expect.stringMatching(/Resolved by hand[\s\S]*by token/),
     ]);
-    await checked(tab, "incident");
+    await check(tab, "incident");
     await expectNoOverflow(page);
     await page.emulateMedia({ colorScheme: "dark" });
-    await checked(tab, "incident-dark");
+    await check(tab, "incident-dark");
     await page.emulateMedia({ colorScheme: "light" });
 
     // An id that is not an incident of this tenant: the not-found page, with the way back.
@@ -220,7 +209,7 @@ describe.if(present)("the console's incident pages", () => {
     await page.getByText("30 minutes", { exact: true }).waitFor();
     const svc = await world.request("GET", `/v1/services/${billing.id}`);
     expect(svc.body.incident_auto_resolve_seconds).toBe(1800);
-    await checked(tab, "service-incidents");
+    await check(tab, "service-incidents");
     await expectNoOverflow(page);
     await page.getByRole("button", { name: "Never auto-resolve" }).click();
     await page.getByText("Never", { exact: true }).waitFor();
@@ -259,7 +248,7 @@ describe.if(present)("the console's incident pages", () => {
     expect(streams).toEqual(["?start=latest", "?start=latest"]);
     // The cut itself is the one browser error this step expects.
     tab.errors = tab.errors.filter((e) => !e.includes("net::ERR_CONNECTION_RESET"));
-    await checked(tab, "incidents-reconnected");
+    await check(tab, "incidents-reconnected");
     await page.context().close();
   }, 60_000);
 
@@ -279,7 +268,7 @@ describe.if(present)("the console's incident pages", () => {
       .getByRole("status")
       .getByText(/^Live:/)
       .waitFor();
-    await checked(tab, "incidents-read-only");
+    await check(tab, "incidents-read-only");
 
     // Acknowledged by another token: the row follows. A member may not read the audit log, so
     // the incident's timeline takes that change from the incident's own record, and says so.
@@ -294,7 +283,7 @@ describe.if(present)("the console's incident pages", () => {
     const timeline = page.locator("ol.timeline > li");
     await timeline.nth(1).waitFor();
     expect(await timeline.nth(1).textContent()).toMatch(/Acknowledged by hand[\s\S]*by token bootstrap/);
-    await checked(tab, "incident-member");
+    await check(tab, "incident-member");
     await goTo(page, "Incidents", "Incidents");
     await row.waitFor();
 
