@@ -19,7 +19,7 @@ import {
 } from "./intake.ts";
 import { CORES, noiseSince, snapshot } from "./noise.ts";
 import { signatureHeader } from "./pool.ts";
-import { cleanEnv, freePort, pinProcess, REPO_ROOT, track, waitReady } from "./procs.ts";
+import { cleanEnv, freePort, pinProcess, processCpuNs, REPO_ROOT, track, waitReady } from "./procs.ts";
 import {
   againstFloor,
   beside,
@@ -94,6 +94,23 @@ export const UNSPENT_LIMIT = "1000000000/3600s";
 export const sqlitePath = (s: IntakeSpec) => join(s.dataDir, "intake.sqlite");
 
 export const PROFILE_DIR = join(REPO_ROOT, "bench/results/profiles");
+
+/**
+ * `target`, also recording the server's CPU µs per request of each run (all its threads) in
+ * `into` (a warm-up's run included): what a request costs it, which a machine busy with other
+ * work disturbs less than the throughput.
+ */
+export function withCpu(target: Target, pid: number, into: number[]): Target {
+  return {
+    ...target,
+    async run(durationS) {
+      const before = processCpuNs(pid);
+      const sample = await target.run(durationS);
+      into.push((processCpuNs(pid) - before) / 1000 / Math.max(1, sample.requests));
+      return sample;
+    },
+  };
+}
 
 export type Harness = ReturnType<typeof createHarness>;
 

@@ -12,25 +12,11 @@
  */
 import { join } from "node:path";
 import { writeAlertPool } from "../lib/alert-pool.ts";
-import type { Harness, Target } from "../lib/harness.ts";
+import { type Harness, withCpu } from "../lib/harness.ts";
 import { bootstrap, type IntakeSpec } from "../lib/intake.ts";
 import { readPool, writePool } from "../lib/pool.ts";
 import { createScratchDatabase, type ScratchDatabase } from "../lib/postgres.ts";
-import { processCpuNs } from "../lib/procs.ts";
 import { median, type Row, type Series } from "../lib/report.ts";
-
-/** `target`, recording the server's CPU µs per request of each run (all its threads) in `into`. */
-function withCpu(target: Target, pid: number, into: number[]): Target {
-  return {
-    ...target,
-    async run(durationS) {
-      const before = processCpuNs(pid);
-      const sample = await target.run(durationS);
-      into.push((processCpuNs(pid) - before) / 1000 / Math.max(1, sample.requests));
-      return sample;
-    },
-  };
-}
 
 /** The pool's first alert event must be answered 202 with its incident before the load. */
 async function probeAlert(url: string, pool: string): Promise<void> {

@@ -21,6 +21,8 @@ export interface ApiFailure {
   code: string;
   message: string;
   requestId: string | null;
+  /** The fields a 400 named, each with what is wrong with it. */
+  details?: { field: string; message: string }[];
 }
 
 export function failureOf(error: unknown): ApiFailure {
@@ -30,6 +32,7 @@ export function failureOf(error: unknown): ApiFailure {
       code: detail?.code ?? Code[error.code],
       message: error.rawMessage,
       requestId: error.metadata.get("x-request-id"),
+      details: detail?.details.map((d) => ({ field: d.field, message: d.message })),
     };
   }
   return { code: "network_error", message: "The server could not be reached.", requestId: null };
@@ -72,7 +75,18 @@ const bearer: Interceptor = (next) => async (req) => {
   }
 };
 
-const transport = createConnectTransport({ baseUrl: location.origin, interceptors: [bearer] });
+/**
+ * A streaming call (a live tail) is sent at low fetch priority: it stays open for the life of
+ * the view, and must not hold back the page's own first calls, nor count as the page still
+ * loading for tools that wait for its important requests to end (Lighthouse's load wait).
+ * The Connect protocol marks a streaming request by its content type, `application/connect+…`.
+ */
+const fetchForCall: typeof fetch = (input, init) => {
+  const streaming = new Headers(init?.headers).get("content-type")?.startsWith("application/connect+") ?? false;
+  return fetch(input, streaming ? { ...init, priority: "low" } : init);
+};
+
+const transport = createConnectTransport({ baseUrl: location.origin, interceptors: [bearer], fetch: fetchForCall });
 
 export interface Api {
   tokens: Client<typeof ApiTokenService>;

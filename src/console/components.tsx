@@ -9,7 +9,6 @@ import type { ApiFailure } from "./api.ts";
 import type { LiveState } from "./live.ts";
 import { type ConfirmOptions, useConfirm } from "./ui/confirm.tsx";
 import { CopyButton, Id } from "./ui/copy.tsx";
-import { Time } from "./ui/time.tsx";
 
 export { Confirm, type ConfirmOptions, useConfirm } from "./ui/confirm.tsx";
 export { CopyButton, Id } from "./ui/copy.tsx";
@@ -105,29 +104,6 @@ export function pretty(payload: Uint8Array): string {
   } catch {
     return text;
   }
-}
-
-/** Events newest first, pretty-printed; `source` names where each came from (the overview). */
-export function EventList({ events, source }: { events: Event[]; source?: (event: Event) => ComponentChildren }) {
-  return (
-    <ol class="events" aria-live="polite">
-      {events.map((e) => (
-        <li key={e.id}>
-          <p class="meta">
-            {source && <>{source(e)} · </>}
-            <Id value={e.id} label="event id" /> · <Time at={e.receivedAt} />
-            {e.idempotencyKey && (
-              <>
-                {" · key "}
-                <code>{e.idempotencyKey}</code>
-              </>
-            )}
-          </p>
-          <pre>{pretty(e.payload)}</pre>
-        </li>
-      ))}
-    </ol>
-  );
 }
 
 /** Whether a live view is receiving, and why not when it is not. */

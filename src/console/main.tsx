@@ -3,6 +3,10 @@ import { useEffect, useLayoutEffect, useState } from "preact/hooks";
 import { Mark, NotFound } from "./components.tsx";
 import { useIdentity } from "./identity.ts";
 import { AuditPage } from "./pages/audit.tsx";
+import { EventPage } from "./pages/event.tsx";
+import { EventsPage } from "./pages/events.tsx";
+import { IncidentPage } from "./pages/incident.tsx";
+import { IncidentsPage } from "./pages/incidents.tsx";
 import { OverviewPage } from "./pages/overview.tsx";
 import { ServicePage, ServicesPage } from "./pages/services.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
@@ -14,7 +18,9 @@ import { session, useSessionToken } from "./session.ts";
 
 const NAV = [
   { path: "/", label: "Overview" },
+  { path: "/incidents", label: "Incidents" },
   { path: "/services", label: "Services" },
+  { path: "/events", label: "Events" },
   { path: "/tokens", label: "API tokens" },
   { path: "/settings", label: "Settings" },
   { path: "/audit", label: "Audit log" },
@@ -37,10 +43,16 @@ function App() {
   if (!token) return <SignInPage />;
 
   const service = /^\/services\/(svc_[0-9a-f]{32})$/.exec(path)?.[1];
+  const event = /^\/events\/(evt_[0-9a-f]{32})$/.exec(path)?.[1];
+  const incident = /^\/incidents\/(inc_[0-9a-f]{32})$/.exec(path)?.[1];
   let page = <NotFound />;
   if (path === "/") page = <OverviewPage identity={identity} />;
   else if (path === "/services") page = <ServicesPage identity={identity} />;
   else if (service) page = <ServicePage key={service} id={service} identity={identity} />;
+  else if (path === "/events") page = <EventsPage />;
+  else if (event) page = <EventPage key={event} id={event} />;
+  else if (path === "/incidents") page = <IncidentsPage identity={identity} />;
+  else if (incident) page = <IncidentPage key={incident} id={incident} identity={identity} />;
   else if (path === "/tokens") page = <TokensPage identity={identity} />;
   else if (path === "/audit") page = <AuditPage identity={identity} />;
   else if (path === "/settings")
@@ -98,6 +110,8 @@ function Header({ path }: { path: string }) {
               onClick={(e) => {
                 e.preventDefault();
                 navigate(item.path);
+                // Also when it is the page already shown (no path change closes it then).
+                setOpen(false);
               }}
             >
               {item.label}

@@ -175,7 +175,8 @@ export function createExporter(deps: ExporterDeps) {
         if (page.upTo > readFrom) inFlight.push({ position: page.upTo, done: ACKNOWLEDGED });
         readFrom = page.upTo;
         observer.exportLag(Math.max(0, head - acked));
-        if (page.items.length > 0) continue;
+        // A page may stop short of the head with nothing in it (a store reads a window of positions).
+        if (page.items.length > 0 || page.upTo < page.head) continue;
         // Caught up: everything read is acknowledged before the position is recorded.
         while (inFlight.length > 0) await settleOldest();
         observer.exportLag(Math.max(0, head - acked));

@@ -91,9 +91,9 @@ describe.if(present)("the console's first-run journey", () => {
     await page.getByRole("link", { name: "Overview" }).click();
     await page
       .getByRole("status")
-      .getByText(/^Live:/)
+      .getByText(/^Live: new events/)
       .waitFor();
-    const latest = page.getByRole("list").filter({ hasText: '"type": "invoice.created"' });
+    const latest = page.getByRole("row").filter({ hasText: '{"type":"invoice.created","amount":4200}' });
     expect((await signedPost(serviceId, secret, '{"type":"invoice.created","amount":4200}')).status).toBe(202);
     await latest.getByRole("link", { name: "billing" }).waitFor({ timeout: 10_000 });
     await check(owner, "overview-live");
@@ -117,10 +117,11 @@ describe.if(present)("the console's first-run journey", () => {
       .getByText(/^Reconnecting/)
       .waitFor();
 
-    // A signed event appears in the live tail without a reload.
+    // A signed event appears in the live tail without a reload, as one compact row.
     expect((await signedPost(serviceId, secret, '{"type":"invoice.paid","amount":4200}')).status).toBe(202);
-    await page.getByText('"type": "invoice.paid"').waitFor({ timeout: 10_000 });
-    expect(await page.getByText('"type": "invoice.paid"').count()).toBe(1);
+    const paidRow = page.locator("td.first-line", { hasText: '{"type":"invoice.paid","amount":4200}' });
+    await paidRow.waitFor({ timeout: 10_000 });
+    expect(await paidRow.count()).toBe(1);
     expect(streams.length).toBe(2);
     expect(streams[1]).toEqual(streams[0] as object);
     expect(streams[1]).toEqual({ after: expect.any(String), serviceId });
@@ -166,8 +167,8 @@ describe.if(present)("the console's first-run journey", () => {
     await viewer.page.getByRole("button", { name: "Sign in" }).click();
     await viewer.page.getByRole("heading", { name: "Globex" }).waitFor();
     // The overview opens with the newest events already there (its first fill), newest first.
-    await viewer.page.getByText('"type": "invoice.paid"').waitFor();
-    const order = await viewer.page.locator("ol.events pre").allTextContents();
+    await viewer.page.locator("td.first-line", { hasText: '"type":"invoice.paid"' }).waitFor();
+    const order = await viewer.page.locator("td.first-line").allTextContents();
     expect(order.findIndex((t) => t.includes("invoice.paid"))).toBeLessThan(
       order.findIndex((t) => t.includes("invoice.created")),
     );

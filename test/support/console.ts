@@ -4,11 +4,13 @@
  * (axe, errors, foreign requests, screenshots at 1280×800 and 390×844), signing in, and a
  * signed ingest.
  */
+
 import { expect } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { mainPort } from "../../src/serve.ts";
 import { launchChromium } from "./browser.ts";
 import { createWorld, type World, type WorldOptions } from "./harness.ts";
 import { sign } from "./signing.ts";
@@ -28,7 +30,9 @@ export async function serveConsole(options: WorldOptions = {}): Promise<Served> 
   mkdirSync(SCREENSHOTS, { recursive: true });
   const world = await createWorld(options);
   world.clock.advance(Date.now() - world.clock.now());
-  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: world.app.fetch });
+  // As `serve` listens: its routes, idle timeout, and live streams lifting it.
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", ...mainPort(world.app) });
+  world.app.listening(server);
   const browser = await launchChromium();
   return {
     world,

@@ -6,8 +6,8 @@ import {
   Action,
   Empty,
   ErrorNotice,
-  EventList,
   Id,
+  Link,
   LiveStatus,
   Loading,
   mergeNewest,
@@ -15,9 +15,13 @@ import {
   ShownOnce,
   Time,
 } from "../components.tsx";
+import { explorerPath } from "../event-query.ts";
+import { EventRows } from "../event-rows.tsx";
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
+import { ServiceIncidents } from "./service-incidents.tsx";
+import { SendersSection } from "./service-senders.tsx";
 
 /** Runs an API call for a button: busy while it runs, its failure shown, never thrown. */
 function useCall() {
@@ -288,16 +292,22 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
         </>
       )}
 
+      <ServiceIncidents service={service} denied={change} onSaved={setService} />
+
+      <SendersSection service={service} />
       <h2>Events</h2>
-      <p class="meta">Newest first.</p>
+      <p class="meta">
+        Newest first, the latest {TAIL_MAX} at most:{" "}
+        <Link to={explorerPath({ service_id: id })}>all of them, with search</Link>.
+      </p>
       <LiveStatus state={live} />
       {events.length === 0 && live.kind !== "connecting" && (
         <Empty
           title="No events yet."
-          next="Events appear here as soon as a sender posts one, signed with this secret."
+          next="Events appear here as soon as a sender posts one, signed with this secret: see Senders above."
         />
       )}
-      <EventList events={events} />
+      {events.length > 0 && <EventRows events={events} caption={`Events of ${service.serviceName}`} live />}
 
       <h2>Delete</h2>
       <form
