@@ -38,7 +38,6 @@ import {
   changeRecord,
   INCIDENT_COLUMNS,
   INCIDENT_UPDATE_COLUMNS,
-  incidentColumnsOf,
   incidentListStatement,
   incidentRecord,
   incidentUpdateValues,
@@ -60,9 +59,16 @@ const LOCK_FEED =
 /** Reserves `$1` positions; the lock is already held, so they are in commit order. */
 const BUMP_FEED = "update feed_head set head = head + $1 where id = 1 returning head";
 
+/**
+ * The open incidents of a batch's keys, locked. Index-driven by its shape, whatever the table's
+ * statistics (a fresh table has none, and at a few thousand rows a join over the keys reads the
+ * whole table): one probe of `incidents_open_key_unique` per key, through a LATERAL subquery
+ * that its LIMIT keeps from being flattened into a join.
+ */
 const OPEN_BY_KEYS =
-  `select ${INCIDENT_COLUMNS} from incidents ` +
-  "where (service_id, dedup_key) in (select * from unnest($1::text[], $2::text[])) and status <> 'resolved' for update";
+  `select i.* from unnest($1::text[], $2::text[]) as k(service_id, dedup_key) cross join lateral ` +
+  `(select ${INCIDENT_COLUMNS} from incidents where service_id = k.service_id and dedup_key = k.dedup_key ` +
+  "and status <> 'resolved' limit 1 for update) i";
 /** `$from::type[], …` for column arrays passed from parameter `from` on. */
 function arrays(types: readonly string[], from: number): string {
   return types.map((type, i) => `$${from + i}::${type}[]`).join(", ");
@@ -110,10 +116,16 @@ const ONE_FOR_UPDATE = `${ONE} for update`;
 const INSERT_AUDIT =
   "insert into audit_events (id, tenant_id, occurred_at, action, actor_type, actor_id, target_type, target_id, request_id, changes) " +
   "values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)";
+/**
+ * Auto-resolve's read: per monitored service with a deadline, its open incidents through
+ * `incidents_open_key_unique` (LATERAL with a LIMIT: a probe per service, never a scan of the
+ * incidents, which have no index over `last_event_at`, see schema.ts), the oldest due first.
+ */
 const DUE =
-  `select ${incidentColumnsOf("i")} from services s join incidents i on i.service_id = s.id ` +
-  "where s.incident_auto_resolve_seconds is not null and s.is_monitored and i.status <> 'resolved' " +
-  "and i.last_event_at <= $1 - s.incident_auto_resolve_seconds * 1000 order by i.last_event_at limit $2 for update of i";
+  `select i.* from services s cross join lateral (select ${INCIDENT_COLUMNS} from incidents ` +
+  "where service_id = s.id and status <> 'resolved' and last_event_at <= $1 - s.incident_auto_resolve_seconds * 1000 " +
+  "order by last_event_at limit $2 for update) i " +
+  "where s.incident_auto_resolve_seconds is not null and s.is_monitored order by i.last_event_at limit $2";
 const EVENT_RECORD =
   "select id, tenant_id, service_id, received_at, idempotency_key, payload, position, type, incident_id from events " +
   "where incident_id = $1 and tenant_id = $2";
