@@ -65,7 +65,7 @@ const BUMP_FEED = "update feed_head set head = head + $1 where id = 1 returning 
  * whole table): one probe of `incidents_open_key_unique` per key, through a LATERAL subquery
  * that its LIMIT keeps from being flattened into a join.
  */
-const OPEN_BY_KEYS =
+export const OPEN_BY_KEYS =
   `select i.* from unnest($1::text[], $2::text[]) as k(service_id, dedup_key) cross join lateral ` +
   `(select ${INCIDENT_COLUMNS} from incidents where service_id = k.service_id and dedup_key = k.dedup_key ` +
   "and status <> 'resolved' limit 1 for update) i";
@@ -121,7 +121,7 @@ const INSERT_AUDIT =
  * `incidents_open_key_unique` (LATERAL with a LIMIT: a probe per service, never a scan of the
  * incidents, which have no index over `last_event_at`, see schema.ts), the oldest due first.
  */
-const DUE =
+export const DUE =
   `select i.* from services s cross join lateral (select ${INCIDENT_COLUMNS} from incidents ` +
   "where service_id = s.id and status <> 'resolved' and last_event_at <= $1 - s.incident_auto_resolve_seconds * 1000 " +
   "order by last_event_at limit $2 for update) i " +
