@@ -82,10 +82,7 @@ describe.skipIf(!ok)("postgres incident read plans", () => {
   /** 100 keys of a batch (the bench's), and the open incidents' probe for them. */
   async function openByKeysPlan(): Promise<string> {
     const keys = Array.from({ length: 100 }, (_, i) => i * 10);
-    return plan(OPEN_BY_KEYS, [
-      keys.map((g) => services[g % services.length]),
-      keys.map((g) => `key-${g}`),
-    ]);
+    return plan(OPEN_BY_KEYS, [keys.map((g) => services[g % services.length]), keys.map((g) => `key-${g}`)]);
   }
 
   async function expectIndexDriven(): Promise<void> {
