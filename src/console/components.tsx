@@ -106,10 +106,19 @@ export function pretty(payload: Uint8Array): string {
   }
 }
 
-/** Whether a live view is receiving, and why not when it is not. */
-export function LiveStatus({ state }: { state: LiveState }) {
+/**
+ * Whether a live view is receiving, and why not when it is not; `arriving` says what appears
+ * while it is live (by default new events).
+ */
+export function LiveStatus({
+  state,
+  arriving = "new events appear here as they arrive",
+}: {
+  state: LiveState;
+  arriving?: string;
+}) {
   let text = "Connecting…";
-  if (state.kind === "live") text = "Live: new events appear here as they arrive.";
+  if (state.kind === "live") text = `Live: ${arriving}.`;
   if (state.kind === "reconnecting") text = `Reconnecting (${state.failure.message})…`;
   if (state.kind === "stopped") text = `Not live: ${state.failure.message}`;
   return (

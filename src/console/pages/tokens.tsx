@@ -1,7 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { ApiToken } from "../../../gen/intake/v1/api_tokens_pb.ts";
-import { type ApiFailure, api, failureOf } from "../api.ts";
+import { type ApiFailure, api, failureOf, readAll } from "../api.ts";
 import { Action, Empty, ErrorNotice, Id, Loading, ShownOnce, Time } from "../components.tsx";
 import { cannotChange, type Identity, mayHandleRole } from "../identity.ts";
 
@@ -24,14 +24,7 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
 
   const load = useCallback(async () => {
     try {
-      const all: ApiToken[] = [];
-      let cursor: string | undefined;
-      do {
-        const res = await api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked });
-        all.push(...res.data);
-        cursor = res.nextCursor;
-      } while (cursor);
-      setTokens(all);
+      setTokens(await readAll((cursor) => api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked })));
     } catch (error) {
       setFailure(failureOf(error));
     }
