@@ -87,7 +87,9 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
     );
     void (async () => {
       try {
-        const tokens = await readAll((cursor) => api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked: true }));
+        const tokens = await readAll((cursor) =>
+          api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked: true }),
+        );
         setTokenNames(new Map(tokens.map((t) => [t.id, t.name])));
       } catch {
         // The names are a courtesy: the ids stay.
