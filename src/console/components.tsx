@@ -56,10 +56,12 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
 /**
  * A control the signed-in token may not use is shown disabled, with the reason next to it
  * (and linked to it for screen readers). With `confirm`, a click first asks (a modal dialog)
- * and `onClick` runs only when the person confirms.
+ * and `onClick` runs only when the person confirms. `label` names it for screen readers when its
+ * text is short ("Revoke", named "Revoke dashboard"): it must begin with that text (WCAG 2.5.3).
  */
 export function Action(props: {
   onClick: () => void;
+  label?: string;
   denied: string | null;
   children: ComponentChildren;
   kind?: "danger" | "primary";
@@ -74,6 +76,7 @@ export function Action(props: {
       <button
         type="button"
         class={props.kind ?? ""}
+        aria-label={props.label}
         disabled={disabled}
         aria-describedby={props.denied ? reasonId : undefined}
         aria-haspopup={props.confirm ? "dialog" : undefined}

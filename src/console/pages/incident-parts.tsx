@@ -22,9 +22,9 @@ export function isOpen(incident: Incident): boolean {
   return incident.status === "triggered" || incident.status === "acknowledged";
 }
 
-/** The live line of a view fed by the incident change stream. */
+/** The live line of a view fed by the incident change stream: one line on a 390 px phone, like "Connecting…", so nothing below moves when it goes live. */
 export function IncidentLiveStatus({ state }: { state: LiveState }) {
-  return <LiveStatus state={state} arriving="incident changes appear here as they happen" />;
+  return <LiveStatus state={state} arriving="incident changes appear as they happen" />;
 }
 
 /** Every service's name by id, read once (ListServices, all pages); `undefined` until read. */

@@ -134,6 +134,9 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
               <th scope="col">Expires</th>
               <th scope="col">Last used</th>
               <th scope="col">Status</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -159,13 +162,13 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
                     <Time at={t.lastUsedAt} fallback="never" />
                   </td>
                   <td data-label="Status">
-                    {t.revokedAt ? (
-                      <span>
-                        revoked <Time at={t.revokedAt} />
-                      </span>
-                    ) : (
+                    <TokenStatus token={t} />
+                  </td>
+                  <td class="row-action">
+                    {!t.revokedAt && (
                       <Action
                         kind="danger"
+                        label={`Revoke ${t.name}`}
                         denied={revokeDenied}
                         busy={busy}
                         confirm={{
@@ -182,7 +185,7 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
                         }}
                         onClick={() => void attempt(() => api.tokens.revokeApiToken({ id: t.id }))}
                       >
-                        Revoke {t.name}
+                        Revoke
                       </Action>
                     )}
                   </td>
@@ -194,4 +197,17 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
       )}
     </main>
   );
+}
+
+/** A token's state in words: active, expired (past its expiry, not revoked), or revoked and when. */
+function TokenStatus({ token }: { token: ApiToken }) {
+  if (token.revokedAt) {
+    return (
+      <span>
+        <span class="badge token-revoked">revoked</span> <Time at={token.revokedAt} />
+      </span>
+    );
+  }
+  const expired = token.expiresAt && Number(token.expiresAt.seconds) * 1000 <= Date.now();
+  return expired ? <span class="badge token-expired">expired</span> : <span class="badge token-active">active</span>;
 }
