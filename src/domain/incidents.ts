@@ -260,7 +260,12 @@ export interface AlertBatchPlan {
    * are inserted, the others updated. Updates go first: a batch may resolve an open incident
    * and open the key's next one, and at most one per key may be open at any moment.
    */
-  incidents: Array<{ incident: IncidentRecord; isNew: boolean }>;
+  incidents: Array<{
+    incident: IncidentRecord;
+    isNew: boolean;
+    /** The row as the batch read it (null for a new one): a store may write only what moved. */
+    stored: IncidentRecord | null;
+  }>;
   /** Stream changes, in the batch's order, each with the incident right after it. */
   changes: Array<{ change: StreamChange; incident: IncidentRecord }>;
 }
@@ -270,39 +275,86 @@ function keyOf(serviceId: string, dedupKey: string): string {
 }
 
 /**
- * Applies a batch's alert events one after another (a later event sees what an earlier one of
- * the same batch did), starting from `open`: the open incidents of the batch's keys as the
- * transaction reads them.
+ * A batch's alert events applied one after another (a later event sees what an earlier one of
+ * the same batch did), for a store that learns event by event whether an event goes in:
+ * `next` says what the event would do, `record` keeps it (an event that turned out to be a
+ * duplicate is never recorded, so it changes nothing), `plan` is what to write.
+ */
+export interface AlertPlanner {
+  next(event: AlertEventInput): AlertStep;
+  record(event: AlertEventInput, step: AlertStep): AlertOutcome;
+  plan(): Pick<AlertBatchPlan, "incidents" | "changes">;
+}
+
+/**
+ * `openOf` reads the open incident of a key as the transaction sees it (null when none); it is
+ * asked once per key per batch, after which the batch's own state of the key is used.
+ */
+export function createAlertPlanner(
+  openOf: (serviceId: string, dedupKey: string) => IncidentRecord | null,
+  newIncidentId: () => string,
+): AlertPlanner {
+  const current = new Map<string, IncidentRecord | null>();
+  const existing = new Map<string, IncidentRecord>();
+  const finals = new Map<string, IncidentRecord>();
+  const changes: AlertBatchPlan["changes"] = [];
+
+  function openFor(event: AlertEventInput, key: string): IncidentRecord | null {
+    let open = current.get(key);
+    if (open === undefined) {
+      open = openOf(event.serviceId, event.alert.dedupKey);
+      if (open !== null && !isOpen(open)) open = null;
+      if (open !== null) existing.set(open.id, open);
+      current.set(key, open);
+    }
+    return open;
+  }
+
+  return {
+    next: (event) => applyAlert(openFor(event, keyOf(event.serviceId, event.alert.dedupKey)), event, newIncidentId),
+    record(event, step) {
+      const outcome: AlertOutcome = {
+        dedupKey: event.alert.dedupKey,
+        incidentId: step.incident?.id ?? null,
+        change: step.change,
+      };
+      if (step.incident === null) return outcome;
+      finals.set(step.incident.id, step.incident);
+      current.set(keyOf(event.serviceId, event.alert.dedupKey), isOpen(step.incident) ? step.incident : null);
+      const change = streamChange(step.change);
+      if (change) changes.push({ change, incident: step.incident });
+      return outcome;
+    },
+    plan() {
+      const incidents = [...finals.values()].map((incident) => {
+        const stored = existing.get(incident.id) ?? null;
+        return { incident, isNew: stored === null, stored };
+      });
+      incidents.sort((a, b) => Number(a.isNew) - Number(b.isNew));
+      return { incidents, changes };
+    },
+  };
+}
+
+/**
+ * Applies a batch's alert events one after another, starting from `open`: the open incidents
+ * of the batch's keys as the transaction reads them.
  */
 export function planAlertBatch(
   events: ReadonlyArray<AlertEventInput>,
   open: ReadonlyArray<IncidentRecord>,
   newIncidentId: () => string,
 ): AlertBatchPlan {
-  const current = new Map<string, IncidentRecord>();
+  const byKey = new Map<string, IncidentRecord>();
   for (const incident of open) {
-    if (isOpen(incident)) current.set(keyOf(incident.serviceId, incident.dedupKey), incident);
+    if (isOpen(incident)) byKey.set(keyOf(incident.serviceId, incident.dedupKey), incident);
   }
-  const existing = new Set(open.map((incident) => incident.id));
-  const finals = new Map<string, IncidentRecord>();
-  const outcomes: AlertOutcome[] = [];
-  const changes: AlertBatchPlan["changes"] = [];
-
-  for (const event of events) {
-    const key = keyOf(event.serviceId, event.alert.dedupKey);
-    const step = applyAlert(current.get(key) ?? null, event, newIncidentId);
-    outcomes.push({ dedupKey: event.alert.dedupKey, incidentId: step.incident?.id ?? null, change: step.change });
-    if (step.incident === null) continue;
-    finals.set(step.incident.id, step.incident);
-    if (isOpen(step.incident)) current.set(key, step.incident);
-    else current.delete(key);
-    const change = streamChange(step.change);
-    if (change) changes.push({ change, incident: step.incident });
-  }
-
-  const incidents = [...finals.values()].map((incident) => ({ incident, isNew: !existing.has(incident.id) }));
-  incidents.sort((a, b) => Number(a.isNew) - Number(b.isNew));
-  return { outcomes, incidents, changes };
+  const planner = createAlertPlanner(
+    (serviceId, dedupKey) => byKey.get(keyOf(serviceId, dedupKey)) ?? null,
+    newIncidentId,
+  );
+  const outcomes = events.map((event) => planner.record(event, planner.next(event)));
+  return { outcomes, ...planner.plan() };
 }
 
 // --- By hand, and auto-resolve ---------------------------------------------------------

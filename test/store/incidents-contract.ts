@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { Alert, AlertEventInput, IncidentRecord } from "../../src/domain/incident-types.ts";
 import type { Store } from "../../src/domain/ports/store.ts";
 import type { ServiceRecord } from "../../src/domain/types.ts";
+import { runIncidentIngestContract } from "./incidents-ingest-contract.ts";
 import {
   auditOf,
   creationAudit,
@@ -500,4 +501,6 @@ export function runIncidentContract(name: string, makeWorld: () => Promise<Incid
       }
     });
   });
+
+  runIncidentIngestContract(name, makeWorld);
 }

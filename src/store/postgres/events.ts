@@ -3,11 +3,12 @@
  * Bun's client (no drizzle on the ingest path), the reads likewise (event-reads.ts), and the
  * retention sweep's batched delete.
  */
+import type { TransactionSQL } from "bun";
 import { createIdGenerator, idFloor } from "../../domain/ids.ts";
 import type { AlertEventInput } from "../../domain/incident-types.ts";
 import type { EventRepo, InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
 import * as eventReads from "./event-reads.ts";
-import { applyAlertBatch } from "./incidents.ts";
+import { lockFeed, planAlerts, UPDATE_WIDTH, updateIncidents, writeNew } from "./incidents.ts";
 import type { PostgresPool } from "./pool.ts";
 
 /**
@@ -38,6 +39,20 @@ const EVENT_VALUES =
 const INSERT_EVENTS = `${FEED_BUMP}insert into events (id, service_id, received_at, idempotency_key, payload, tenant_id, position, type) select ${EVENT_VALUES} from ${EVENT_ROWS} cross join h`;
 // ORDER BY the ordinality: rows go in batch order, so of two rows with one key the first wins.
 const INSERT_EVENTS_SKIPPING_DUPLICATES = `${INSERT_EVENTS} order by u.n on conflict (service_id, idempotency_key) do nothing returning id`;
+/**
+ * A batch with alert events (§17): the same rows, each with the `incident_id` its alert event
+ * opened or changed, decided before the INSERT (`insertWithAlerts`), so no event row is
+ * written twice; the batch's existing incidents are updated by the same statement (a CTE over
+ * parameters 12 on, `updateIncidents`). Only rows known to go in are passed: no ON CONFLICT,
+ * a clash raises. `$9` reserves the events' positions and then the incident changes' (head -
+ * $9 + n is the previous head + n; the changes take the positions after the events').
+ */
+const INSERT_ALERT_EVENTS =
+  `${FEED_BUMP.slice(0, -1)}, updated as (${updateIncidents(12)}) ` +
+  "insert into events (id, service_id, received_at, idempotency_key, payload, tenant_id, position, type, incident_id) " +
+  `select ${EVENT_VALUES}, u.incident_id from unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::int[], ` +
+  "$8::text[], $10::text[], $11::text[]) with ordinality " +
+  "as u(id, service_id, received_at, idempotency_key, payload_offset, payload_length, tenant_id, type, incident_id, n) cross join h";
 const FIRST_EVENTS_BY_KEY =
   "select id, service_id, idempotency_key, received_at from events " +
   "where (service_id, idempotency_key) in (select * from unnest($1::text[], $2::text[]))";
@@ -75,6 +90,8 @@ export const DELETE_OLDER_THAN =
   "delete from events where id in (select id from events where id < $1 and received_at < $2 " +
   "order by id limit $3 for update skip locked)";
 
+const NO_UPDATES: unknown[][] = Array.from({ length: UPDATE_WIDTH }, () => []);
+
 function keyOf(serviceId: string, idempotencyKey: string | null): string {
   return JSON.stringify([serviceId, idempotencyKey]);
 }
@@ -82,6 +99,66 @@ function keyOf(serviceId: string, idempotencyKey: string | null): string {
 export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
   const { guard } = pool;
   const newIncidentId = createIdGenerator();
+
+  /**
+   * A batch with alert events, in one transaction that takes feed_head's lock FIRST. Every
+   * batch on every instance takes that lock before its first row and holds it to commit, so
+   * from here no other batch has rows in flight: one read of the batch's idempotency keys says
+   * which events are duplicates, one read of the open incidents (planAlerts) and §17's rules say
+   * what each alert event does, and the events then go in once, each with its `incident_id`,
+   * followed by the incidents and their change rows (writeAlerts): a constant number of
+   * statements whatever the batch holds (bench scenario 15).
+   */
+  async function insertWithAlerts(tx: TransactionSQL, batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
+    const head = await lockFeed(tx);
+    const firsts = new Map<string, { id: string; receivedAt: number }>();
+    const keyed = batch.filter((e) => e.idempotencyKey !== null);
+    if (keyed.length > 0) {
+      const found: Array<{ id: string; service_id: string; idempotency_key: string; received_at: string }> =
+        await tx.unsafe(FIRST_EVENTS_BY_KEY, [keyed.map((e) => e.serviceId), keyed.map((e) => e.idempotencyKey)]);
+      for (const row of found) {
+        firsts.set(keyOf(row.service_id, row.idempotency_key), { id: row.id, receivedAt: Number(row.received_at) });
+      }
+    }
+    // The first of a key wins, in the batch as against what is stored.
+    const results: InsertEventResult[] = [];
+    const going: NewEvent[] = [];
+    const alerts: AlertEventInput[] = [];
+    const alertAt: number[] = [];
+    for (const event of batch) {
+      const { id: eventId, tenantId, serviceId, receivedAt, idempotencyKey, alert } = event;
+      if (idempotencyKey !== null) {
+        const first = firsts.get(keyOf(serviceId, idempotencyKey));
+        if (first) {
+          results.push({ kind: "duplicate", id: first.id, receivedAt: first.receivedAt });
+          continue;
+        }
+        firsts.set(keyOf(serviceId, idempotencyKey), { id: eventId, receivedAt });
+      }
+      if (alert) {
+        alerts.push({ eventId, tenantId, serviceId, receivedAt, alert });
+        alertAt.push(results.length);
+      }
+      results.push({ kind: "inserted" });
+      going.push(event);
+    }
+    const planned = alerts.length > 0 ? await planAlerts(tx, alerts, newIncidentId) : null;
+    const incidentOf = new Map<string, string>();
+    planned?.plan.outcomes.forEach((outcome, j) => {
+      results[alertAt[j] as number] = { kind: "inserted", incident: outcome };
+      if (outcome.incidentId !== null) incidentOf.set((alerts[j] as AlertEventInput).eventId, outcome.incidentId);
+    });
+    const changes = planned?.changes.length ?? 0;
+    if (going.length > 0) {
+      const parameters = eventParameters(going);
+      parameters[8] = going.length + changes;
+      parameters.push(going.map((e) => incidentOf.get(e.id) ?? null));
+      parameters.push(...(planned?.updates ?? NO_UPDATES));
+      await tx.unsafe(INSERT_ALERT_EVENTS, parameters);
+    }
+    if (planned) await writeNew(tx, planned, head + going.length + 1);
+    return results;
+  }
 
   async function insertBatch(batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
     if (batch.length === 0) return [];
@@ -93,6 +170,8 @@ export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
       await pool.client().unsafe(INSERT_EVENTS, eventParameters(batch));
       return batch.map(() => ({ kind: "inserted" }));
     }
+
+    if (batch.some((e) => e.alert)) return pool.client().begin((tx) => insertWithAlerts(tx, batch));
 
     return pool.client().begin(async (tx) => {
       const inserted: Array<{ id: string }> = await tx.unsafe(
@@ -129,21 +208,6 @@ export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
         return { kind: "duplicate", id: first.id, receivedAt: first.receivedAt };
       });
 
-      // §17: the inserted alert events' effects, in this same transaction (the INSERT already
-      // holds feed_head's lock, so incident changes run one after another across instances).
-      const alerts: AlertEventInput[] = [];
-      const alertAt: number[] = [];
-      batch.forEach((event, i) => {
-        const { id: eventId, tenantId, serviceId, receivedAt, alert } = event;
-        if (!alert || !insertedIds.has(eventId)) return;
-        alerts.push({ eventId, tenantId, serviceId, receivedAt, alert });
-        alertAt.push(i);
-      });
-      if (alerts.length > 0) {
-        (await applyAlertBatch(tx, alerts, newIncidentId)).forEach((incident, j) => {
-          results[alertAt[j] as number] = { kind: "inserted", incident };
-        });
-      }
       return results;
     });
   }

@@ -1,6 +1,9 @@
 /**
  * Incidents on PostgreSQL (the IncidentRepo port, docs/incidents.md), as raw statements
- * through Bun's client, so that `applyAlertBatch` runs on the ingest batch's own transaction.
+ * through Bun's client, so that an ingest batch's alert effects (`planAlerts`, `writeAlerts`)
+ * run on its own transaction. A batch's effects are a constant number of statements whatever
+ * the number of events or incidents (column arrays through `unnest`): they run while the
+ * batch holds feed_head's lock, so their round trips are everyone's wait (bench scenario 15).
  *
  * Concurrency, across any number of instances: every transaction that changes an incident
  * takes feed_head's row lock FIRST (an event batch does as its first write; this module's
@@ -22,12 +25,19 @@ import {
   type Severity,
   type StreamChange,
 } from "../../domain/incident-types.ts";
-import { acknowledgeByHand, type ManualOutcome, planAlertBatch, resolveByHand } from "../../domain/incidents.ts";
+import {
+  type AlertBatchPlan,
+  acknowledgeByHand,
+  type ManualOutcome,
+  planAlertBatch,
+  resolveByHand,
+} from "../../domain/incidents.ts";
 import type { IncidentActionOutcome, IncidentRepo } from "../../domain/ports/store.ts";
 import { toAuditRow } from "../audit-rows.ts";
 import {
   changeRecord,
   INCIDENT_COLUMNS,
+  INCIDENT_UPDATE_COLUMNS,
   incidentColumnsOf,
   incidentListStatement,
   incidentRecord,
@@ -53,13 +63,45 @@ const BUMP_FEED = "update feed_head set head = head + $1 where id = 1 returning 
 const OPEN_BY_KEYS =
   `select ${INCIDENT_COLUMNS} from incidents ` +
   "where (service_id, dedup_key) in (select * from unnest($1::text[], $2::text[])) and status <> 'resolved' for update";
-const INSERT_INCIDENT = `insert into incidents (${INCIDENT_COLUMNS}) values (${INCIDENT_COLUMNS.split(", ")
-  .map((_, i) => `$${i + 1}`)
-  .join(", ")})`;
-const UPDATE_INCIDENT = updateIncidentStatement(postgresPlaceholder);
+/** `$from::type[], …` for column arrays passed from parameter `from` on. */
+function arrays(types: readonly string[], from: number): string {
+  return types.map((type, i) => `$${from + i}::${type}[]`).join(", ");
+}
+
+const INCIDENT_TYPES = [
+  ...["text", "text", "text", "text", "text", "text", "text", "text", "int"],
+  ...["bigint", "bigint", "bigint", "bigint", "text", "text", "text", "text"],
+];
+const UPDATE_TYPES = ["text", "text", "int", "bigint", "bigint", "bigint", "text", "text", "text", "text", "text"];
+const CHANGE_TYPES = ["bigint", "text", "text", "text", "text", "bigint", "text"];
+/** Parameters of `updateIncidents` and of `INSERT_NEW`: one array per column. */
+export const UPDATE_WIDTH = UPDATE_TYPES.length;
+
+/**
+ * The UPDATE of a batch's existing incidents over column arrays from parameter `from` on: one
+ * statement whatever their number (bench scenario 15). Also the CTE of the ingest batch's
+ * event INSERT (postgres/events.ts), which runs before the batch's new incidents go in.
+ */
+export function updateIncidents(from: number): string {
+  return (
+    `update incidents set ${INCIDENT_UPDATE_COLUMNS.map((column) => `${column} = u.${column}`).join(", ")} ` +
+    `from unnest(${arrays(UPDATE_TYPES, from)}) as u(${INCIDENT_UPDATE_COLUMNS.join(", ")}, id) where incidents.id = u.id`
+  );
+}
+const UPDATE_INCIDENTS = updateIncidents(1);
+/**
+ * A batch's new incidents and its change rows in one statement. After the updates: an open
+ * incident the batch resolved must be closed before the key's next one goes in. The change
+ * rows' foreign keys are checked at the statement's end, when the new incidents are in.
+ */
+const INSERT_NEW =
+  `with added as (insert into incidents (${INCIDENT_COLUMNS}) select * from unnest(${arrays(INCIDENT_TYPES, 1)})) ` +
+  "insert into incident_changes (position, tenant_id, service_id, incident_id, change, occurred_at, incident) " +
+  `select * from unnest(${arrays(CHANGE_TYPES, INCIDENT_TYPES.length + 1)})`;
 const INSERT_CHANGES =
   "insert into incident_changes (position, tenant_id, service_id, incident_id, change, occurred_at, incident) " +
-  "select * from unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])";
+  `select * from unnest(${arrays(CHANGE_TYPES, 1)})`;
+const UPDATE_INCIDENT = updateIncidentStatement(postgresPlaceholder);
 const LINK_EVENTS =
   "update events set incident_id = u.incident_id from unnest($1::text[], $2::text[]) as u(id, incident_id) " +
   "where events.id = u.id";
@@ -86,15 +128,20 @@ const DELETE_RESOLVED =
   "delete from incidents where id in (select id from incidents where status = 'resolved' and resolved_at < $1 " +
   "order by resolved_at limit $2 for update skip locked)";
 
-async function writeChanges(
-  tx: TransactionSQL,
-  changes: ReadonlyArray<{ change: StreamChange; incident: IncidentRecord; at: number }>,
-): Promise<void> {
-  if (changes.length === 0) return;
-  const [row] = await tx.unsafe(BUMP_FEED, [changes.length]).values();
-  if (!row) throw new Error("incidents: feed_head has no row");
-  const first = Number(row[0]) - changes.length + 1;
-  await tx.unsafe(INSERT_CHANGES, [
+/** Rows of positional values → one array per column (the `unnest` statements' parameters). */
+function columns(rows: ReadonlyArray<ReadonlyArray<unknown>>, width: number): unknown[][] {
+  const out = Array.from({ length: width }, (): unknown[] => []);
+  for (const row of rows) {
+    for (let c = 0; c < width; c++) (out[c] as unknown[]).push(row[c]);
+  }
+  return out;
+}
+
+type PlannedChanges = ReadonlyArray<{ change: StreamChange; incident: IncidentRecord; at: number }>;
+
+/** The change rows' column arrays, at positions `first`, `first + 1`, … */
+function changeColumns(first: number, changes: PlannedChanges): unknown[][] {
+  return [
     changes.map((_, i) => first + i),
     changes.map((c) => c.incident.tenantId),
     changes.map((c) => c.incident.serviceId),
@@ -102,25 +149,54 @@ async function writeChanges(
     changes.map((c) => c.change),
     changes.map((c) => c.at),
     changes.map((c) => snapshot(c.incident)),
-  ]);
+  ];
+}
+
+/** The change rows at positions `first`, `first + 1`, …, already reserved from feed_head. */
+async function insertChanges(tx: TransactionSQL, first: number, changes: PlannedChanges): Promise<void> {
+  if (changes.length > 0) await tx.unsafe(INSERT_CHANGES, changeColumns(first, changes));
+}
+
+/** Reserves `count` positions from feed_head (whose lock the transaction holds): the first. */
+async function reserve(tx: TransactionSQL, count: number): Promise<number> {
+  const [row] = await tx.unsafe(BUMP_FEED, [count]).values();
+  if (!row) throw new Error("incidents: feed_head has no row");
+  return Number(row[0]) - count + 1;
+}
+
+/** Positions for `changes` from feed_head (whose lock the transaction holds), then their rows. */
+async function writeChanges(tx: TransactionSQL, changes: PlannedChanges): Promise<void> {
+  if (changes.length === 0) return;
+  await insertChanges(tx, await reserve(tx, changes.length), changes);
+}
+
+/** What a batch's alert events do, read and decided under feed_head's lock, not yet written. */
+export interface PlannedAlerts {
+  plan: AlertBatchPlan;
+  /** The plan's stream changes, each with the time it happened. */
+  changes: PlannedChanges;
+  /** The UPDATE of the incidents that existed, as `updateIncidents`' column arrays (maybe empty). */
+  updates: unknown[][];
+}
+
+/** Takes feed_head's row lock (held to commit) and returns the head, unmoved. */
+export async function lockFeed(tx: TransactionSQL): Promise<number> {
+  const [row] = await tx.unsafe(LOCK_FEED).values();
+  if (!row) throw new Error("incidents: feed_head has no row");
+  return Number(row[0]);
 }
 
 /**
- * The alert effects of an ingest batch, for the transaction that inserts its events: call it
- * INSIDE that transaction (`client.begin(async (tx) => …)`), after the events' INSERT, with the
- * alert events that were `inserted` (never the duplicates), in batch order. The batch's INSERT
- * already holds feed_head's lock; `applyAlertBatch` takes it again (a no-op then) so it is
- * also safe on its own. It reads the open incidents of the batch's keys (FOR UPDATE), applies
- * §17's rules (domain/incidents.ts planAlertBatch), writes the incidents, their change rows
- * (positions from feed_head) and each event's `incident_id`. A throw must roll the batch back.
+ * The first half of a batch's alert effects: the open incidents of the batch's keys, read in
+ * one statement (FOR UPDATE), and §17's rules applied to them in event order
+ * (domain/incidents.ts planAlertBatch). Call it with feed_head's lock held (`lockFeed`), with
+ * the alert events that go in (never duplicates), in batch order.
  */
-export async function applyAlertBatch(
+export async function planAlerts(
   tx: TransactionSQL,
   events: ReadonlyArray<AlertEventInput>,
   newId: () => string,
-): Promise<AlertOutcome[]> {
-  if (events.length === 0) return [];
-  await tx.unsafe(LOCK_FEED);
+): Promise<PlannedAlerts> {
   const keys = new Map<string, { serviceId: string; dedupKey: string }>();
   for (const { serviceId, alert } of events) {
     keys.set(`${serviceId}\u0000${alert.dedupKey}`, { serviceId, dedupKey: alert.dedupKey });
@@ -130,17 +206,43 @@ export async function applyAlertBatch(
     .unsafe(OPEN_BY_KEYS, [wanted.map((k) => k.serviceId), wanted.map((k) => k.dedupKey)])
     .values();
   const plan = planAlertBatch(events, rows.map(incidentRecord), newId);
-  // Updates first: an open incident the batch resolved must be closed before the key's next one goes in.
-  for (const { incident, isNew } of plan.incidents) {
-    if (!isNew) await tx.unsafe(UPDATE_INCIDENT, incidentUpdateValues(incident));
-  }
-  for (const { incident, isNew } of plan.incidents) {
-    if (isNew) await tx.unsafe(INSERT_INCIDENT, incidentValues(incident));
-  }
-  await writeChanges(
-    tx,
-    plan.changes.map(({ change, incident }) => ({ change, incident, at: incident.lastEventAt })),
-  );
+  const changes = plan.changes.map(({ change, incident }) => ({ change, incident, at: incident.lastEventAt }));
+  const updated = plan.incidents.filter((i) => !i.isNew).map((i) => incidentUpdateValues(i.incident));
+  return { plan, changes, updates: columns(updated, UPDATE_WIDTH) };
+}
+
+/**
+ * The second half, after the updates (`planned.updates`, see `updateIncidents`): the new
+ * incidents and the change rows at `firstPosition`, `firstPosition + 1`, … (reserved by the
+ * caller from feed_head), in one statement whatever their number.
+ */
+export async function writeNew(tx: TransactionSQL, planned: PlannedAlerts, firstPosition: number): Promise<void> {
+  const added = planned.plan.incidents.filter((i) => i.isNew).map((i) => incidentValues(i.incident));
+  if (added.length === 0 && planned.changes.length === 0) return;
+  await tx.unsafe(INSERT_NEW, [
+    ...columns(added, INCIDENT_TYPES.length),
+    ...changeColumns(firstPosition, planned.changes),
+  ]);
+}
+
+/**
+ * The alert effects of events already stored (the port's `applyAlerts`): feed_head's lock,
+ * the plan, the incidents and change rows, and each event's `incident_id` set. Ingest does
+ * not come here: it plans before it inserts and writes each event with its `incident_id`
+ * (postgres/events.ts), so no event row is written twice. A throw must roll it all back.
+ */
+export async function applyAlertBatch(
+  tx: TransactionSQL,
+  events: ReadonlyArray<AlertEventInput>,
+  newId: () => string,
+): Promise<AlertOutcome[]> {
+  if (events.length === 0) return [];
+  await lockFeed(tx);
+  const planned = await planAlerts(tx, events, newId);
+  const { changes, plan } = planned;
+  const first = changes.length > 0 ? await reserve(tx, changes.length) : 0;
+  if (plan.incidents.some((i) => !i.isNew)) await tx.unsafe(UPDATE_INCIDENTS, planned.updates);
+  await writeNew(tx, planned, first);
   const linked = plan.outcomes.flatMap((outcome, i) =>
     outcome.incidentId === null
       ? []

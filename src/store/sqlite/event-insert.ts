@@ -8,7 +8,7 @@
 import type { Database, Statement } from "bun:sqlite";
 import type { AlertEventInput } from "../../domain/incident-types.ts";
 import type { InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
-import { createAlertApply } from "./incidents.ts";
+import { createAlertWrites } from "./incidents.ts";
 
 export type InsertEvents = (batch: ReadonlyArray<NewEvent>) => InsertEventResult[];
 
@@ -22,11 +22,11 @@ export function createEventInsert(db: Database): InsertEvents {
   // The unique index decides duplicates: no row back means the key was already used.
   const insert: Statement<
     { id: string },
-    [string, string, number, string | null, Uint8Array, string, number, string | null]
+    [string, string, number, string | null, Uint8Array, string, number, string | null, string | null]
   > = db.prepare(
     // rowid = position (migration 0013): the export and FTS5 read rowid order as position order.
-    "INSERT INTO events (rowid, id, service_id, received_at, idempotency_key, payload, tenant_id, position, type) " +
-      "VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (service_id, idempotency_key) DO NOTHING RETURNING id",
+    "INSERT INTO events (rowid, id, service_id, received_at, idempotency_key, payload, tenant_id, position, type, incident_id) " +
+      "VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (service_id, idempotency_key) DO NOTHING RETURNING id",
   );
   // First write of every batch: reserves its positions under the write lock (docs/feed.md).
   const bump: Statement<{ head: number }, [number]> = db.prepare(
@@ -35,32 +35,29 @@ export function createEventInsert(db: Database): InsertEvents {
   const byKey: Statement<{ id: string; received_at: number }, [string, string]> = db.prepare(
     "SELECT id, received_at FROM events WHERE service_id = ?1 AND idempotency_key = ?2",
   );
-  const applyAlerts = createAlertApply(db);
+  const alertWrites = createAlertWrites(db);
   const transaction = db.transaction((batch: ReadonlyArray<NewEvent>) => {
     const bumped = bump.get(batch.length);
     if (!bumped) throw new Error("insertBatch: feed_head returned no row");
     const first = bumped.head - batch.length + 1;
-    const alerts: AlertEventInput[] = [];
-    const alertAt: number[] = [];
+    // Each alert event's effect is decided before its row goes in, so the row is written once
+    // with its incident_id; it is kept only if the row went in (a duplicate changes nothing).
+    const planner = alertWrites.planner();
     const results = batch.map((event, i): InsertEventResult => {
-      const position = first + i;
       const { id, serviceId, receivedAt, idempotencyKey, payload, tenantId, type, alert } = event;
-      if (insert.get(id, serviceId, receivedAt, idempotencyKey, payload, tenantId, position, type ?? null)) {
-        if (alert) {
-          alerts.push({ eventId: id, tenantId, serviceId, receivedAt, alert });
-          alertAt.push(i);
-        }
-        return { kind: "inserted" };
+      const input: AlertEventInput | null = alert ? { eventId: id, tenantId, serviceId, receivedAt, alert } : null;
+      const step = input && planner.next(input);
+      const incidentId = step?.incident?.id ?? null;
+      if (
+        insert.get(id, serviceId, receivedAt, idempotencyKey, payload, tenantId, first + i, type ?? null, incidentId)
+      ) {
+        return input && step ? { kind: "inserted", incident: planner.record(input, step) } : { kind: "inserted" };
       }
       const prior = idempotencyKey === null ? null : byKey.get(serviceId, idempotencyKey);
       if (!prior) throw new Error("insertBatch: an event was neither inserted nor a duplicate");
       return { kind: "duplicate", id: prior.id, receivedAt: prior.received_at };
     });
-    if (alerts.length > 0) {
-      applyAlerts(alerts).forEach((incident, j) => {
-        results[alertAt[j] as number] = { kind: "inserted", incident };
-      });
-    }
+    alertWrites.write(planner.plan());
     return results;
   });
   // IMMEDIATE: take the write lock up front, like every write transaction of the store.

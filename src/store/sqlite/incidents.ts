@@ -18,7 +18,14 @@ import type {
   StreamChange,
 } from "../../domain/incident-types.ts";
 import { SEVERITIES } from "../../domain/incident-types.ts";
-import { acknowledgeByHand, type ManualOutcome, planAlertBatch, resolveByHand } from "../../domain/incidents.ts";
+import {
+  type AlertBatchPlan,
+  type AlertPlanner,
+  acknowledgeByHand,
+  createAlertPlanner,
+  type ManualOutcome,
+  resolveByHand,
+} from "../../domain/incidents.ts";
 import type { IncidentActionOutcome, IncidentRepo } from "../../domain/ports/store.ts";
 import type { EventRecord } from "../../domain/types.ts";
 import {
@@ -42,9 +49,11 @@ interface IncidentWrites {
   openByKey: Statement<unknown[], Values>;
   insert: Statement<unknown, Values>;
   update: Statement<unknown, Values>;
+  /** A join: only the count and the time (and the severity when raised) move. */
+  touch: Statement<unknown, [string, number, number]>;
+  touchRaise: Statement<unknown, [string, number, number, string]>;
   bump: Statement<{ head: number }, [number]>;
   insertChange: Statement<unknown, Values>;
-  linkEvent: Statement<unknown, [string, string]>;
 }
 
 function prepareWrites(db: Database): IncidentWrites {
@@ -57,6 +66,10 @@ function prepareWrites(db: Database): IncidentWrites {
     ),
     insert: db.prepare(`INSERT INTO incidents (${INCIDENT_COLUMNS}) VALUES (${placeholders})`),
     update: db.prepare(updateIncidentStatement(sqlitePlaceholder)),
+    // SQLite rewrites the entries of every index over a column an UPDATE sets, changed or not:
+    // a join that sets only what moved rewrites one index (last_event_at's), not six.
+    touch: db.prepare("UPDATE incidents SET alert_count = ?2, last_event_at = ?3 WHERE id = ?1"),
+    touchRaise: db.prepare("UPDATE incidents SET alert_count = ?2, last_event_at = ?3, severity = ?4 WHERE id = ?1"),
     // The feed's own counter (docs/feed.md): positions in commit order, one writer at a time.
     bump: db.prepare(
       "INSERT INTO feed_head (id, head) VALUES (1, ?1) ON CONFLICT (id) DO UPDATE SET head = head + excluded.head RETURNING head",
@@ -65,7 +78,6 @@ function prepareWrites(db: Database): IncidentWrites {
       "INSERT INTO incident_changes (position, tenant_id, service_id, incident_id, change, occurred_at, incident) " +
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     ),
-    linkEvent: db.prepare("UPDATE events SET incident_id = ?2 WHERE id = ?1"),
   };
 }
 
@@ -92,46 +104,76 @@ function writeChanges(
   }
 }
 
+/**
+ * A batch's alert effects on `db`'s statements (prepared once: the tables must exist, after
+ * migrate()), for a caller INSIDE an open write transaction (BEGIN IMMEDIATE) that rolls the
+ * whole batch back on a throw. `planner()` starts a batch: it reads a key's open incident the
+ * first time the batch meets the key and keeps the batch's own state of it after that
+ * (domain/incidents.ts createAlertPlanner); `write` stores what it planned: the incidents
+ * (updates first: an open incident the batch resolved must be closed before the key's next
+ * one goes in) and their change rows (positions from feed_head).
+ */
+export interface AlertWrites {
+  planner(): AlertPlanner;
+  write(plan: Pick<AlertBatchPlan, "incidents" | "changes">): void;
+}
+
+export function createAlertWrites(db: Database, newId: () => string = createIdGenerator()): AlertWrites {
+  const writes = prepareWrites(db);
+  const openOf = (serviceId: string, dedupKey: string): IncidentRecord | null => {
+    const row = writes.openByKey.values(serviceId, dedupKey)[0];
+    return row ? incidentRecord(row) : null;
+  };
+  return {
+    planner: () => createAlertPlanner(openOf, newId),
+    write({ incidents, changes }) {
+      for (const { incident, stored } of incidents) {
+        if (stored === null) continue;
+        if (
+          incident.status !== stored.status ||
+          incident.acknowledgedAt !== stored.acknowledgedAt ||
+          incident.resolvedAt !== stored.resolvedAt
+        ) {
+          writes.update.run(...incidentUpdateValues(incident));
+        } else if (incident.severity !== stored.severity) {
+          writes.touchRaise.run(incident.id, incident.alertCount, incident.lastEventAt, incident.severity);
+        } else {
+          writes.touch.run(incident.id, incident.alertCount, incident.lastEventAt);
+        }
+      }
+      for (const { incident, isNew } of incidents) {
+        if (isNew) writes.insert.run(...incidentValues(incident));
+      }
+      writeChanges(
+        writes,
+        changes.map(({ change, incident }) => ({ change, incident, at: incident.lastEventAt })),
+      );
+    },
+  };
+}
+
 export type ApplyAlertBatch = (events: ReadonlyArray<AlertEventInput>) => AlertOutcome[];
 
 /**
- * The alert effects of an ingest batch, for the transaction that inserts its events. Call the
- * returned function INSIDE that open write transaction (BEGIN IMMEDIATE) on `db`, after the
- * events were inserted, with the alert events that were `inserted` (never the duplicates), in
- * batch order. It reads the open incidents of the batch's keys, applies §17's rules
- * (domain/incidents.ts planAlertBatch), writes the incidents, their change rows (positions from
- * feed_head) and each event's `incident_id`; a throw must roll the whole batch back. Prepares
- * its statements once (the tables must exist: after migrate()).
+ * The alert effects of events already stored (the port's `applyAlerts`), for a caller inside
+ * an open write transaction on `db`: the plan, its writes, and each event's `incident_id` set.
+ * Ingest does not come here: it plans event by event as it inserts, and inserts each event
+ * with its `incident_id` (event-insert.ts), so no event row is written twice.
  */
 export function createAlertApply(db: Database, newId: () => string = createIdGenerator()): ApplyAlertBatch {
-  const writes = prepareWrites(db);
+  const alerts = createAlertWrites(db, newId);
+  const linkEvent: Statement<unknown, [string, string]> = db.prepare(
+    "UPDATE events SET incident_id = ?2 WHERE id = ?1",
+  );
   return (events) => {
     if (events.length === 0) return [];
-    const open: IncidentRecord[] = [];
-    const seen = new Set<string>();
-    for (const { serviceId, alert } of events) {
-      const key = `${serviceId}\u0000${alert.dedupKey}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const row = writes.openByKey.values(serviceId, alert.dedupKey)[0];
-      if (row) open.push(incidentRecord(row));
-    }
-    const plan = planAlertBatch(events, open, newId);
-    // Updates first: an open incident the batch resolved must be closed before the key's next one goes in.
-    for (const { incident, isNew } of plan.incidents) {
-      if (!isNew) writes.update.run(...incidentUpdateValues(incident));
-    }
-    for (const { incident, isNew } of plan.incidents) {
-      if (isNew) writes.insert.run(...incidentValues(incident));
-    }
-    writeChanges(
-      writes,
-      plan.changes.map(({ change, incident }) => ({ change, incident, at: incident.lastEventAt })),
-    );
-    plan.outcomes.forEach((outcome, i) => {
-      if (outcome.incidentId !== null) writes.linkEvent.run((events[i] as AlertEventInput).eventId, outcome.incidentId);
+    const planner = alerts.planner();
+    const outcomes = events.map((event) => planner.record(event, planner.next(event)));
+    alerts.write(planner.plan());
+    outcomes.forEach((outcome, i) => {
+      if (outcome.incidentId !== null) linkEvent.run((events[i] as AlertEventInput).eventId, outcome.incidentId);
     });
-    return plan.outcomes;
+    return outcomes;
   };
 }
 
