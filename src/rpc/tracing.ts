@@ -17,7 +17,11 @@ export function tracingInterceptor(tracer: Tracer): Interceptor {
   };
 }
 
-async function traced<R extends { stream: boolean }>(tracer: Tracer, span: TraceSpan, call: () => Promise<R>): Promise<R> {
+async function traced<R extends { stream: boolean }>(
+  tracer: Tracer,
+  span: TraceSpan,
+  call: () => Promise<R>,
+): Promise<R> {
   try {
     const response = await tracer.within(span, call);
     // A server stream's status is its trailers' (the gRPC listener reads them when it ends).

@@ -173,12 +173,7 @@ export async function createOtelTracer(config: TracingConfig, version: string): 
 
   const active = (): Context => contexts.active();
 
-  async function childSpan<T>(
-    name: string,
-    attributes: Attributes,
-    parent: Context,
-    fn: () => Promise<T>,
-  ): Promise<T> {
+  async function childSpan<T>(name: string, attributes: Attributes, parent: Context, fn: () => Promise<T>): Promise<T> {
     const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
     try {
       return await contexts.with(trace.setSpan(parent, span), fn);
