@@ -129,7 +129,7 @@ try {
   let paceFrom = performance.now();
   let paceBase = 0;
   while (sent < total) {
-    if (sent === warmup) {
+    if (sent === warmup && started === 0) {
       while (inFlight.length > 0) await settleOldest();
       cpuSelf = processCpuNs(process.pid);
       cpuServer = processCpuNs(server.pid);
