@@ -17,8 +17,12 @@
  * The commit runs on the event loop: while it fsyncs, no request is read. Positions come from
  * a counter in this process, the only writer of its file.
  *
+ * With FLOOR_FTS=1 it also keeps §18's payload index as the least code would: an FTS5 table with
+ * the trigram tokenizer over the payloads (external content, filled by an insert trigger), the
+ * floor of scenario 18's search-on goal.
+ *
  * Usage: PORT=<port> FLOOR_DATABASE=<new sqlite file> FLOOR_SERVICE_ID=svc_<32 hex> \
- *   FLOOR_SECRET=whsec_… [FLOOR_TOLERANCE_SECONDS=86400] bun bench/floor-ingest-bare.ts
+ *   FLOOR_SECRET=whsec_… [FLOOR_TOLERANCE_SECONDS=86400] [FLOOR_FTS=1] bun bench/floor-ingest-bare.ts
  */
 import { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
@@ -48,6 +52,16 @@ db.exec(`CREATE TABLE IF NOT EXISTS events (
 db.exec("CREATE UNIQUE INDEX IF NOT EXISTS events_idempotency ON events (service_id, idempotency_key)");
 db.exec("CREATE INDEX IF NOT EXISTS events_service_newest ON events (service_id, id)");
 db.exec("CREATE INDEX IF NOT EXISTS events_feed ON events (tenant_id, position)");
+if (process.env.FLOOR_FTS === "1") {
+  db.exec(
+    "CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(payload, content='events', content_rowid='rowid', " +
+      "tokenize='trigram case_sensitive 0')",
+  );
+  db.exec(
+    "CREATE TRIGGER IF NOT EXISTS events_fts_insert AFTER INSERT ON events BEGIN " +
+      "INSERT INTO events_fts (rowid, payload) VALUES (new.rowid, new.payload); END",
+  );
+}
 
 const insert = db.prepare<{ id: string }, [string, string, string, number, string | null, Uint8Array, number]>(
   "INSERT INTO events (id, service_id, tenant_id, received_at, idempotency_key, payload, position) " +

@@ -21,7 +21,9 @@
  * bench/lib/feed-floor.ts, on the same file: the in-process denominator), ingest (bench
  * scenarios 3 and 4: signed 1 KiB events to one service, 64 in flight so group commit forms
  * batches; n counts events), ingestfloor (the same requests to bench/floor-ingest.ts's handler,
- * bench/lib/ingest-floor.ts, on the app's own store: the in-process denominator of ingest). To
+ * bench/lib/ingest-floor.ts, on the app's own store: the in-process denominator of ingest),
+ * alertingest (bench scenario 15: ingest's requests with bench/lib/alert-pool.ts's 1 KiB alert
+ * events, opening, joining and resolving incidents on 100 keys; ingest is its denominator). To
  * profile: `bun --cpu-prof bench/inproc.ts ...`, then bench/profile.ts on the file.
  *
  * `--store postgres` runs the app on a scratch database of the local PostgreSQL server
@@ -45,6 +47,7 @@ import type * as AppModule from "../src/app.ts";
 import type * as ConfigModule from "../src/config.ts";
 import type * as IdsModule from "../src/domain/ids.ts";
 import type * as LoggerModule from "../src/logger.ts";
+import { alertBody } from "./lib/alert-pool.ts";
 import { authFloor } from "./lib/auth-floor.ts";
 import { feedFloor } from "./lib/feed-floor.ts";
 import { ingestFloor } from "./lib/ingest-floor.ts";
@@ -182,11 +185,13 @@ try {
     feed1000: "/v1/feed?limit=1000",
     feed1000floor: "/v1/feed?limit=1000",
   };
-  const ingestScenario = flags.scenario === "ingest" || flags.scenario === "ingestfloor";
+  const ingestScenario = ["ingest", "ingestfloor", "alertingest"].includes(flags.scenario as string);
   if (ingestScenario) paths[flags.scenario] = `/v1/ingest/${target.id}`;
   const path = paths[flags.scenario];
   if (!path)
-    throw new Error(`unknown scenario ${flags.scenario}; one of ${Object.keys(paths).join(", ")}, ingest, ingestfloor`);
+    throw new Error(
+      `unknown scenario ${flags.scenario}; one of ${Object.keys(paths).join(", ")}, ingest, ingestfloor, alertingest`,
+    );
   let once = async () => {
     await (await send(path, { headers: auth })).arrayBuffer();
   };
@@ -198,7 +203,7 @@ try {
   if (ingestScenario) {
     const now = Math.floor(Date.now() / 1000);
     const pool = Array.from({ length: 1_000 }, (_, i) => {
-      const body = eventBody(i);
+      const body = flags.scenario === "alertingest" ? alertBody(i, 1_000) : eventBody(i);
       return { body, signature: signatureHeader(target.signing_secret, body, now) };
     });
     if (flags.scenario === "ingestfloor") {

@@ -17,10 +17,10 @@
  * (--env-b: B's extra variables, to measure an A/B pair the same two ways; --checkout-b: B runs
  * `bun src/cli.ts` from another checkout, e.g. a `git worktree` of the commit before a change,
  * with its own `bun install`: a before/after pair; --b-floor: B is scenario 3's independent
- * floor, bench/floor-ingest-bare.ts, instead of a second Intake; --nats: B exports to a
- * `nats-server -js` of this run's own (scenario 14's pair), each of B's one-after-the-other
- * rounds is counted until its export caught up, and the nats-server's CPU per B request is
- * printed beside the servers').
+ * floor, bench/floor-ingest-bare.ts, instead of a second Intake, and --env-b its variables, e.g.
+ * `{"FLOOR_FTS":"1"}`; --nats: B exports to a `nats-server -js` of this run's own (scenario
+ * 14's pair), each of B's one-after-the-other rounds is counted until its export caught up, and
+ * the nats-server's CPU per B request is printed beside the servers').
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -95,6 +95,7 @@ try {
             FLOOR_DATABASE: join(dir, "floor-bare.sqlite"),
             FLOOR_SERVICE_ID: svc.id,
             FLOOR_SECRET: svc.secret,
+            ...envB,
           }),
           stdout: "ignore",
           stderr: Bun.file(join(dir, "floor-bare.err")),

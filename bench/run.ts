@@ -43,6 +43,10 @@ import * as stalledReaders from "./scenarios/10-stalled-readers.ts";
 import * as listPages from "./scenarios/11-12-list-pages.ts";
 import * as retentionSweep from "./scenarios/13-retention-sweep.ts";
 import * as exportNats from "./scenarios/14-export.ts";
+import * as alertIngest from "./scenarios/15-alert-ingest.ts";
+import * as incidentPages from "./scenarios/16-incident-pages.ts";
+import * as search from "./scenarios/17-search.ts";
+import * as ingestOptions from "./scenarios/18-ingest-options.ts";
 import { startReadProcesses } from "./scenarios/read-processes.ts";
 
 const { values: flags } = parseArgs({
@@ -105,6 +109,8 @@ const settings: Settings = {
   // SQLite sweep took 303,000–426,500 of 600,000 over the whole scenario, the PostgreSQL one
   // 184,500–240,000, and PostgreSQL seeds at ~28,000 rows/s (600,000 took 21.6 s).
   expiredEvents: { sqlite: smoke ? 100_000 : 600_000, postgres: smoke ? 100_000 : 400_000 },
+  incidentsSmall: 1_000,
+  incidentsLarge: smoke ? 20_000 : 1_000_000,
   profile: flags.profile === true,
   floorInIntake: flags["floor-in-intake"] === true,
   /** The read scenarios' CPUs (see the header): servers, then wrk; null: unpinned. */
@@ -164,6 +170,10 @@ async function main(): Promise<void> {
   await stalledReaders.run(h);
   await retentionSweep.run(h);
   await exportNats.run(h);
+  await alertIngest.run(h);
+  await incidentPages.run(h);
+  await search.run(h);
+  await ingestOptions.run(h);
 
   if (baseline) await stop(baseline.child);
 
@@ -182,7 +192,7 @@ async function main(): Promise<void> {
     `- machine: ${CORES} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, shared with other work (see noise)`,
     `- bun ${Bun.version}, ${wrkVersion}, git ${(await runCommand(["git", "rev-parse", "--short", "HEAD"], { timeoutMs: 5_000 })).stdout.trim()}`,
     `- command: \`${command}\``,
-    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target (read scenarios 1, 2, 6, 11, 12: ${settings.readRounds} × ${settings.readDurationS} s, scenario 1 side by side; scenarios 2's and 3's pairs side by side, ${settings.pairRounds} and ${settings.ingestPairRounds} × ${settings.readDurationS} s, warmed twice a target's warm-up; feed paging 8: ${feedPlan.rounds} × ${feedPlan.durationS} s), interleaved in counterbalanced order (cold auth: ${settings.coldRounds} fresh processes per store); ratios are medians of per-round paired ratios; warm-up ${settings.warmupS} s (GETs ${settings.getWarmupS} s); wrk -t${settings.threads}; ${pinText()}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
+    `- settings: ${settings.rounds} rounds × ${settings.durationS} s per target (read scenarios 1, 2, 6, 11, 12: ${settings.readRounds} × ${settings.readDurationS} s, scenario 1 side by side; the read pairs (2, 16) and the ingest pairs (3, 15) side by side, ${settings.pairRounds} and ${settings.ingestPairRounds} × ${settings.readDurationS} s, warmed twice a target's warm-up; feed paging 8: ${feedPlan.rounds} × ${feedPlan.durationS} s), interleaved in counterbalanced order (cold auth: ${settings.coldRounds} fresh processes per store); ratios are medians of per-round paired ratios; warm-up ${settings.warmupS} s (GETs ${settings.getWarmupS} s); wrk -t${settings.threads}; ${pinText()}; Intake with INTAKE_SIGNATURE_TOLERANCE_SECONDS=86400, INTAKE_GRPC_PORT=0`,
     `- whole run: ${elapsed.toFixed(0)} s; others' CPU ${whole.othersPct.toFixed(1)}% of all cores`,
   ];
   const markdown = renderMarkdown({ header, rows, series: allSeries, noise: noises });
@@ -197,7 +207,7 @@ async function main(): Promise<void> {
   log(`bench: wrote bench/results/${name}.md and ${name}.json (${elapsed.toFixed(0)} s)`);
   if (settings.profile) log(`bench: CPU profiles (markdown) in ${PROFILE_DIR}`);
 
-  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14].filter(wanted)) {
+  for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18].filter(wanted)) {
     if (!rows.some((r) => r.scenario === n)) problems.push(`scenario ${n} produced no result`);
   }
   if (problems.length > 0) {

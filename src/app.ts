@@ -25,7 +25,7 @@ import { createRetentionSweeper, type RetentionTable } from "./domain/retention.
 import { createSealer } from "./domain/sealing.ts";
 import { createEventSearch } from "./domain/search.ts";
 import { createServices, type HeldServiceList, type SigningMaterial } from "./domain/services.ts";
-import { createServiceStats, createStatsAggregator, STATS_RETENTION_DAYS } from "./domain/stats.ts";
+import { createServiceStats, createStatsAggregator, noopStatsRecorder, STATS_RETENTION_DAYS } from "./domain/stats.ts";
 import { createTenants } from "./domain/tenant.ts";
 import { type CachedToken, createTokens } from "./domain/tokens.ts";
 import { type Clock, systemClock, type TenantRecord } from "./domain/types.ts";
@@ -276,7 +276,8 @@ export function createDomain(deps: {
     ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
     defaultRateLimit: config.rateLimitIngest,
     observer: deps.observer ?? noopObserver,
-    stats: statsAggregator,
+    // INTAKE_SERVICE_STATS=false: no outcome is counted (the aggregator then has nothing to flush).
+    stats: config.serviceStats ? statsAggregator : noopStatsRecorder,
     notifier,
     tracer: deps.tracer ?? null,
   });
@@ -454,6 +455,8 @@ export async function createApp(options: AppOptions) {
      * ingest), through the same edge steps without Elysia's dispatch.
      */
     nativeRoutes: gateway.nativeRoutes(),
+    /** serve.ts, once Bun.serve listens: live streams lift its idle timeout (gateway.ts). */
+    listening: gateway.listening,
     /** Bun.serve `error`: whatever escapes the handlers is a 500 in the contract's shape. */
     onEscapedError: escapedErrorHandler(logger),
     listenGrpc: listenGrpcOn,

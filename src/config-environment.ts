@@ -109,6 +109,11 @@ export const ENVIRONMENT: ReadonlyArray<{ name: string; fallback: string; meanin
     meaning: "true keeps the payload search index; false drops it and q answers 400 search_disabled",
   },
   {
+    name: "INTAKE_SERVICE_STATS",
+    fallback: "true",
+    meaning: "false stops counting ingest outcomes per service (the console's outcome chart then stays empty)",
+  },
+  {
     name: "INTAKE_EXPORT_NATS_URL",
     fallback: "unset (no export)",
     meaning: "nats:// URL(s): export every event and incident change to NATS JetStream",

@@ -100,6 +100,12 @@ export interface Config {
    * at start and `q` is 400 search_disabled.
    */
   eventSearch: boolean;
+  /**
+   * INTAKE_SERVICE_STATS (default true): §22's per-service ingest outcome counts. False records
+   * none (the stats routes then answer what the store already holds), so their cost can be
+   * measured against nothing (bench scenario 18, docs/search.md "Service stats").
+   */
+  serviceStats: boolean;
   /** The export to NATS JetStream (SPEC §21, docs/export.md); null when INTAKE_EXPORT_NATS_URL is unset. */
   exportNats: ExportNatsConfig | null;
 }
@@ -364,6 +370,7 @@ export function parseConfig(env: Env): Config {
         ? null
         : integer(env, "INTAKE_INCIDENT_RETENTION_DAYS", 0, 1, 3650, problems),
     eventSearch: flag("INTAKE_EVENT_SEARCH", false),
+    serviceStats: flag("INTAKE_SERVICE_STATS", true),
     exportNats: exportNats(env, problems),
   };
   if (problems.length > 0) throw new ConfigError(problems);

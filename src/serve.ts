@@ -1,12 +1,14 @@
 /**
  * `intake serve`: migrations, the HTTP listener, the gRPC (h2c) listener, and a graceful stop
- * on SIGTERM/SIGINT (stop accepting, let in-flight requests finish, then close the cache and
- * the store). A listener that cannot bind stops the start with one line naming the variable.
+ * on SIGTERM/SIGINT (stop accepting, let in-flight requests finish within DRAIN_MS, then close
+ * the cache and the store: docs/operations.md, "Stopping"). A listener that cannot bind stops
+ * the start with one line naming the variable.
  */
 import { lookup } from "node:dns/promises";
 import { createServer } from "node:net";
-import { createApp } from "./app.ts";
+import { type App, createApp } from "./app.ts";
 import { type Config, ConfigError, invokedAs, type KeyMaterial } from "./config.ts";
+import { FEED_MAX_WAIT_SECONDS } from "./domain/feed.ts";
 import type { Logger } from "./logger.ts";
 import { claimStore } from "./serving.ts";
 
@@ -19,6 +21,39 @@ import { claimStore } from "./serving.ts";
  * Content-Length no real body has (docs/api.md, "Limits the HTTP layer enforces").
  */
 export const MAX_REQUEST_BODY_SIZE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * How long a connection of the main port may stay quiet: longer than the longest long poll, so
+ * a held answer is always sent (docs/feed.md); a keep-alive connection between requests is
+ * closed after it.
+ */
+export const IDLE_TIMEOUT_SECONDS = FEED_MAX_WAIT_SECONDS + 10;
+
+/**
+ * How long SIGTERM's drain waits for the main port's in-flight requests: connections still open
+ * then (a body that never finishes arriving, a client that trickles) are closed, as the gRPC
+ * listener destroys its sessions after its own 10 s (docs/operations.md, "Stopping").
+ */
+export const DRAIN_MS = 10_000;
+
+/**
+ * Bun.serve's options for the main port apart from where it listens (the tests' servers take
+ * them too). Call `app.listening(server)` once it listens: live streams lift its idle timeout.
+ */
+export function mainPort(app: Pick<App, "nativeRoutes" | "fetch" | "onEscapedError">) {
+  return {
+    routes: app.nativeRoutes,
+    fetch: app.fetch,
+    // Bun's default outside NODE_ENV=production is development mode, whose error page shows
+    // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
+    development: false,
+    error: app.onEscapedError,
+    maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
+    // Bun's default (10 s) would cut a long poll (`wait` up to FEED_MAX_WAIT_SECONDS) before
+    // its answer; live streams lift it for themselves (app.listening).
+    idleTimeout: IDLE_TIMEOUT_SECONDS,
+  };
+}
 
 /** HOST must name an address: checked before migrations run, so a typo costs nothing. */
 async function checkHost(host: string): Promise<void> {
@@ -84,14 +119,9 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
       // Bun shares a busy port (SO_REUSEPORT) when not in development mode: a second instance
       // on one port would silently take half the traffic. A busy port is an error instead.
       reusePort: false,
-      routes: app.nativeRoutes,
-      fetch: app.fetch,
-      // Bun's default outside NODE_ENV=production is development mode, whose error page shows
-      // an escaped error's message and stack to the caller. Errors are answered by Intake alone.
-      development: false,
-      error: app.onEscapedError,
-      maxRequestBodySize: MAX_REQUEST_BODY_SIZE,
+      ...mainPort(app),
     });
+    app.listening(server);
   } catch (error) {
     await grpc?.close();
     await app.close();
@@ -118,10 +148,14 @@ export async function serve(config: Config, keys: KeyMaterial, logger: Logger) {
   const stop = (signal: string) => {
     stopping ??= (async () => {
       logger.info("draining", { signal });
-      // Open feed streams would hold server.stop(false) forever: they finish what is committed and end.
+      // Open feed streams would hold server.stop(false) forever: they finish what is committed
+      // and end; one whose reader stopped reading is reset after the feed's drain grace.
       app.drainStreams();
+      // Whatever else is still in flight on the main port at the bound is cut.
+      const cut = setTimeout(() => void server.stop(true), DRAIN_MS);
       // Both drain at once: the gRPC listener turns NOT_SERVING and sends GOAWAY.
       await Promise.all([server.stop(false), grpc?.close()]);
+      clearTimeout(cut);
       await app.close();
       claim?.release();
       logger.info("stopped");

@@ -19,7 +19,7 @@ import {
 } from "./intake.ts";
 import { CORES, noiseSince, snapshot } from "./noise.ts";
 import { signatureHeader } from "./pool.ts";
-import { cleanEnv, freePort, pinProcess, REPO_ROOT, track, waitReady } from "./procs.ts";
+import { cleanEnv, freePort, pinProcess, processCpuNs, REPO_ROOT, track, waitReady } from "./procs.ts";
 import {
   againstFloor,
   beside,
@@ -55,6 +55,9 @@ export interface Settings {
   poolSize: number;
   feedEvents: number;
   expiredEvents: { sqlite: number; postgres: number };
+  /** Scenario 16: the incidents of its small and its large tenant. */
+  incidentsSmall: number;
+  incidentsLarge: number;
   profile: boolean;
   /** Scenario 2 also serves its floor from a process running Intake's app (--floor-in-intake). */
   floorInIntake: boolean;
@@ -92,6 +95,23 @@ export const sqlitePath = (s: IntakeSpec) => join(s.dataDir, "intake.sqlite");
 
 export const PROFILE_DIR = join(REPO_ROOT, "bench/results/profiles");
 
+/**
+ * `target`, also recording the server's CPU µs per request of each run (all its threads) in
+ * `into` (a warm-up's run included): what a request costs it, which a machine busy with other
+ * work disturbs less than the throughput.
+ */
+export function withCpu(target: Target, pid: number, into: number[]): Target {
+  return {
+    ...target,
+    async run(durationS) {
+      const before = processCpuNs(pid);
+      const sample = await target.run(durationS);
+      into.push((processCpuNs(pid) - before) / 1000 / Math.max(1, sample.requests));
+      return sample;
+    },
+  };
+}
+
 export type Harness = ReturnType<typeof createHarness>;
 
 export function createHarness(settings: Settings, wanted: (n: number) => boolean) {
@@ -106,7 +126,7 @@ export function createHarness(settings: Settings, wanted: (n: number) => boolean
   function pinText(): string {
     const pin = settings.pin;
     return pin
-      ? `read scenarios (1, 2, 6, 11, 12) pinned: servers on CPU ${pin.servers}, wrk on CPU ${pin.client} (2's one-after-the-other rounds, which judge its p99, unpinned)`
+      ? `read scenarios (1, 2, 6, 11, 12, 16) pinned: servers on CPU ${pin.servers}, wrk on CPU ${pin.client} (2's one-after-the-other rounds, which judge its p99, unpinned)`
       : "unpinned";
   }
 

@@ -42,8 +42,8 @@ export function seedExpiredSqlite(path: string, seed: ExpiredSeed): number {
         client
           .query(
             `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?1)
-             INSERT INTO events (id, service_id, tenant_id, received_at, idempotency_key, payload, position)
-             SELECT printf('%012x7%019x', ?2, i), ?3, ?4, ?2 + i / 1000, NULL,
+             INSERT INTO events (rowid, id, service_id, tenant_id, received_at, idempotency_key, payload, position)
+             SELECT ?5 + i, printf('%012x7%019x', ?2, i), ?3, ?4, ?2 + i / 1000, NULL,
                     CAST('{"type":"bench.expired","seq":' || i || ',"pad":"' || hex(zeroblob(490)) || '"}' AS BLOB),
                     ?5 + i
              FROM seq`,

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Harness, type Reference, sqlitePath, type Target, UNSPENT_LIMIT } from "../lib/harness.ts";
+import { type Harness, type Reference, sqlitePath, UNSPENT_LIMIT, withCpu } from "../lib/harness.ts";
 import {
   BENCH_TOLERANCE_SECONDS,
   type Bootstrapped,
@@ -18,24 +18,8 @@ import {
   type RunningIntake,
 } from "../lib/intake.ts";
 import { writePool } from "../lib/pool.ts";
-import { memoryOf, processCpuNs, REPO_ROOT, stop } from "../lib/procs.ts";
+import { memoryOf, REPO_ROOT, stop } from "../lib/procs.ts";
 import { fmtMs, fmtRatio, fmtRps, median, pairedRatio, type Series, summarize } from "../lib/report.ts";
-
-/**
- * `target`, also recording the server's CPU µs per request of each run (all its threads) in
- * `into`: the first entry is the warm-up's.
- */
-function withCpu(target: Target, pid: number, into: number[]): Target {
-  return {
-    ...target,
-    async run(durationS) {
-      const before = processCpuNs(pid);
-      const sample = await target.run(durationS);
-      into.push((processCpuNs(pid) - before) / 1000 / Math.max(1, sample.requests));
-      return sample;
-    },
-  };
-}
 
 export async function run(h: Harness, baseline: Reference | null): Promise<void> {
   const {

@@ -9,6 +9,7 @@ import { ApiTokenService } from "../../gen/intake/v1/api_tokens_pb.ts";
 import { AuditService } from "../../gen/intake/v1/audit_pb.ts";
 import { ErrorDetailSchema } from "../../gen/intake/v1/errors_pb.ts";
 import { EventFeedService } from "../../gen/intake/v1/feed_pb.ts";
+import { IncidentService } from "../../gen/intake/v1/incidents_pb.ts";
 import { IngestService } from "../../gen/intake/v1/ingest_pb.ts";
 import { ServiceRegistryService } from "../../gen/intake/v1/services_pb.ts";
 import { SetupService } from "../../gen/intake/v1/setup_pb.ts";
@@ -20,6 +21,8 @@ export interface ApiFailure {
   code: string;
   message: string;
   requestId: string | null;
+  /** The fields a 400 named, each with what is wrong with it. */
+  details?: { field: string; message: string }[];
 }
 
 export function failureOf(error: unknown): ApiFailure {
@@ -29,6 +32,7 @@ export function failureOf(error: unknown): ApiFailure {
       code: detail?.code ?? Code[error.code],
       message: error.rawMessage,
       requestId: error.metadata.get("x-request-id"),
+      details: detail?.details.map((d) => ({ field: d.field, message: d.message })),
     };
   }
   return { code: "network_error", message: "The server could not be reached.", requestId: null };
@@ -81,6 +85,7 @@ export interface Api {
   feed: Client<typeof EventFeedService>;
   setup: Client<typeof SetupService>;
   audit: Client<typeof AuditService>;
+  incidents: Client<typeof IncidentService>;
 }
 
 export const api: Api = {
@@ -91,4 +96,5 @@ export const api: Api = {
   feed: createClient(EventFeedService, transport),
   setup: createClient(SetupService, transport),
   audit: createClient(AuditService, transport),
+  incidents: createClient(IncidentService, transport),
 };

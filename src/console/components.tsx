@@ -1,8 +1,20 @@
+/**
+ * The console's shared components. Pages import them from here; the bigger ones live in ui/.
+ * See docs/console.md ("Components and theme") for how pages use them.
+ */
 import type { ComponentChildren } from "preact";
-import { useId, useState } from "preact/hooks";
+import { useId } from "preact/hooks";
 import type { Event } from "../../gen/intake/v1/ingest_pb.ts";
 import type { ApiFailure } from "./api.ts";
 import type { LiveState } from "./live.ts";
+import { type ConfirmOptions, useConfirm } from "./ui/confirm.tsx";
+import { CopyButton, Id } from "./ui/copy.tsx";
+
+export { Confirm, type ConfirmOptions, useConfirm } from "./ui/confirm.tsx";
+export { CopyButton, Id } from "./ui/copy.tsx";
+export { Mark } from "./ui/mark.tsx";
+export { Empty, Link, Loading, NotFound } from "./ui/states.tsx";
+export { formatLocal, formatUtc, type Stamp, Time, toDate, type When } from "./ui/time.tsx";
 
 /** A failed call, as the API said it: its message, its code and the request id to quote. */
 export function ErrorNotice({ failure }: { failure: ApiFailure | null }) {
@@ -15,7 +27,7 @@ export function ErrorNotice({ failure }: { failure: ApiFailure | null }) {
         {failure.requestId && (
           <>
             {" · request "}
-            <code>{failure.requestId}</code>
+            <Id value={failure.requestId} label="request id" />
           </>
         )}
       </p>
@@ -25,7 +37,6 @@ export function ErrorNotice({ failure }: { failure: ApiFailure | null }) {
 
 /** A credential shown once: readable, selectable, with a copy button and the warning. */
 export function ShownOnce({ label, value }: { label: string; value: string }) {
-  const [copied, setCopied] = useState(false);
   const id = useId();
   return (
     <div class="notice once">
@@ -36,17 +47,7 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
         <output id={id} aria-label={label}>
           {value}
         </output>
-        <button
-          type="button"
-          onClick={async () => {
-            await navigator.clipboard.writeText(value).then(
-              () => setCopied(true),
-              () => setCopied(false),
-            );
-          }}
-        >
-          {copied ? "Copied" : "Copy"}
-        </button>
+        <CopyButton text={value} describedBy={id} />
       </div>
     </div>
   );
@@ -54,7 +55,8 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
 
 /**
  * A control the signed-in token may not use is shown disabled, with the reason next to it
- * (and linked to it for screen readers).
+ * (and linked to it for screen readers). With `confirm`, a click first asks (a modal dialog)
+ * and `onClick` runs only when the person confirms.
  */
 export function Action(props: {
   onClick: () => void;
@@ -62,8 +64,10 @@ export function Action(props: {
   children: ComponentChildren;
   kind?: "danger" | "primary";
   busy?: boolean;
+  confirm?: ConfirmOptions;
 }) {
   const reasonId = useId();
+  const { ask, dialog } = useConfirm();
   const disabled = props.denied !== null || props.busy === true;
   return (
     <span class="action">
@@ -72,7 +76,11 @@ export function Action(props: {
         class={props.kind ?? ""}
         disabled={disabled}
         aria-describedby={props.denied ? reasonId : undefined}
-        onClick={props.onClick}
+        aria-haspopup={props.confirm ? "dialog" : undefined}
+        onClick={async () => {
+          if (props.confirm && !(await ask(props.confirm))) return;
+          props.onClick();
+        }}
       >
         {props.children}
       </button>
@@ -81,14 +89,9 @@ export function Action(props: {
           {props.denied}
         </small>
       )}
+      {props.confirm && dialog}
     </span>
   );
-}
-
-export function Time({ at }: { at: { seconds: bigint; nanos: number } | undefined }) {
-  if (!at) return <span>—</span>;
-  const date = new Date(Number(at.seconds) * 1000 + Math.floor(at.nanos / 1e6));
-  return <time dateTime={date.toISOString()}>{date.toISOString().replace("T", " ").slice(0, 19)} UTC</time>;
 }
 
 const utf8 = new TextDecoder();
@@ -101,29 +104,6 @@ export function pretty(payload: Uint8Array): string {
   } catch {
     return text;
   }
-}
-
-/** Events newest first, pretty-printed; `source` names where each came from (the overview). */
-export function EventList({ events, source }: { events: Event[]; source?: (event: Event) => ComponentChildren }) {
-  return (
-    <ol class="events" aria-live="polite">
-      {events.map((e) => (
-        <li key={e.id}>
-          <p class="meta">
-            {source && <>{source(e)} · </>}
-            <code>{e.id}</code> · <Time at={e.receivedAt} />
-            {e.idempotencyKey && (
-              <>
-                {" · key "}
-                <code>{e.idempotencyKey}</code>
-              </>
-            )}
-          </p>
-          <pre>{pretty(e.payload)}</pre>
-        </li>
-      ))}
-    </ol>
-  );
 }
 
 /** Whether a live view is receiving, and why not when it is not. */

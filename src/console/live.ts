@@ -23,12 +23,18 @@ export type LiveState =
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
 /** A stream that stayed open this long was healthy: the next end starts the backoff again. */
-const HEALTHY_MS = 10_000;
+export const HEALTHY_MS = 10_000;
+
+/** The wait before reconnect number `failures` (0 first): half the ceiling plus jitter. */
+export function backoffMs(failures: number): number {
+  const ceiling = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** failures);
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
 
 /** Ends that reconnecting cannot fix: the service was deleted, the request itself is refused. */
 const FINAL = new Set([Code.NotFound, Code.InvalidArgument, Code.PermissionDenied]);
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     signal.addEventListener(
@@ -96,9 +102,7 @@ export function useLiveFeed(
           if (Date.now() - opened >= HEALTHY_MS) failures = 0;
           setState({ kind: "reconnecting", failure: failureOf(error) });
         }
-        const ceiling = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** failures);
-        failures++;
-        await pause(ceiling / 2 + Math.random() * (ceiling / 2), signal);
+        await pause(backoffMs(failures++), signal);
       }
     })();
     return () => abort.abort();

@@ -192,7 +192,8 @@ export function createExporter(deps: ExporterDeps) {
         if (page.upTo > readFrom) inFlight.push({ position: page.upTo, done: ACKNOWLEDGED, outcome: null });
         readFrom = page.upTo;
         observer.exportLag(Math.max(0, head - acked));
-        if (page.items.length > 0) continue;
+        // A page may stop short of the head with nothing in it (a store reads a window of positions).
+        if (page.items.length > 0 || page.upTo < page.head) continue;
         // Caught up: everything read is acknowledged (so the lag reads 0) before the pause.
         // The position is recorded by the renewal timer, not here: under ingest the exporter
         // catches up after nearly every commit, and a store write each time (on SQLite, a

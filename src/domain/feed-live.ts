@@ -1,7 +1,9 @@
 /**
  * The feed's live machinery under every live reader (docs/feed.md, "Live readers"): a tenant's
- * shared reads and wake-ups (TenantTail) and the waiter a stream or long poll sleeps on.
+ * shared reads and wake-ups (TenantTail), the waiter a stream or long poll sleeps on, the
+ * reader caps, and the drain.
  */
+import { DomainError } from "./errors.ts";
 import type { FeedNotifier } from "./ports/notifier.ts";
 import type { Observer } from "./ports/observer.ts";
 import type { Store } from "./ports/store.ts";
@@ -280,4 +282,53 @@ export function createReaderCaps(
   }
 
   return admitReader;
+}
+
+// --- The drain ---------------------------------------------------------------------------
+
+/**
+ * How long a drain lets each live stream send what is committed and end by itself (docs/operations.md,
+ * "Stopping"): one still open then (its reader stalled, or too slow) is ended through its end path.
+ */
+export const FEED_DRAIN_GRACE_MS = 5_000;
+
+/** Why a live read ends on a drain. */
+export const shuttingDown = () =>
+  new DomainError("unavailable", "The server is shutting down; resume from the last cursor.");
+
+/**
+ * A feed's server drain: `draining` is aborted and every waiter (`everyone`) woken, so waiting
+ * long polls answer now and streams send what is committed and end. A stream still open after
+ * the grace (one whose reader stopped reading is parked on a full socket, where nothing pulls
+ * it to its end) has the end it enlisted called: it ends like a revoked one, through `onEnd`,
+ * and its transport resets the connection unless the ending is flushed within
+ * STALLED_END_GRACE_MS (src/rpc/grpc-server.ts).
+ */
+export function createDrain(graceMs: number) {
+  const draining = new AbortController();
+  const everyone = new Set<() => void>();
+  const open = new Set<() => void>();
+
+  /** Lists a stream's end; the returned unlist is a no-op while draining, see below. */
+  function enlist(endForDrain: () => void): () => void {
+    open.add(endForDrain);
+    // While draining a stream stays listed after its generator finished: its ending may still
+    // be queued behind a full socket, and only its end path (onEnd) has the transport reset that.
+    return () => {
+      if (!draining.signal.aborted) open.delete(endForDrain);
+    };
+  }
+
+  function drain(): void {
+    if (draining.signal.aborted) return;
+    draining.abort();
+    for (const wake of [...everyone]) wake();
+    const cut = setTimeout(() => {
+      for (const endForDrain of [...open]) endForDrain();
+      open.clear();
+    }, graceMs);
+    cut.unref?.();
+  }
+
+  return { draining, everyone, enlist, drain };
 }

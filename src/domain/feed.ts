@@ -11,13 +11,16 @@ import type { Logger } from "../logger.ts";
 import { DomainError, invalid, notFound } from "./errors.ts";
 import { decodeFeedCursor, encodeFeedCursor, tenantTag } from "./feed-cursor.ts";
 import {
+  createDrain,
   createReaderCaps,
   createTails,
   createWaiter,
   DETACHED,
   FEED_BATCH_BYTES,
+  FEED_DRAIN_GRACE_MS,
   STREAM_PAGE,
   type Step,
+  shuttingDown,
   type TenantTail,
 } from "./feed-live.ts";
 import { parseId } from "./ids.ts";
@@ -62,6 +65,7 @@ export interface FeedDeps {
   /** Tests shorten these. */
   keepAliveMs?: number;
   checkIntervalMs?: number;
+  drainGraceMs?: number;
 }
 
 export interface FeedRequest {
@@ -147,9 +151,8 @@ export function createFeed(deps: FeedDeps) {
   const maxEventBytes = deps.maxEventBytes ?? 256 * 1024;
   const readersPerToken = deps.readersPerToken ?? FEED_READERS_PER_TOKEN;
   const readersPerTenant = deps.readersPerTenant ?? FEED_READERS_PER_TENANT;
-  /** Set by drain(): streams send what is committed, then end; long polls answer at once. */
-  const draining = new AbortController();
-  const everyone = new Set<() => void>();
+  /** drain(): long polls answer at once; streams send what is committed, then end (feed-live.ts). */
+  const { draining, everyone, enlist, drain } = createDrain(deps.drainGraceMs ?? FEED_DRAIN_GRACE_MS);
   const { tailOf, leave } = createTails(store, notifier, maxEventBytes);
   const admitReader = createReaderCaps(observer, readersPerToken, readersPerTenant);
 
@@ -358,6 +361,8 @@ export function createFeed(deps: FeedDeps) {
       release();
       options.onEnd?.(reason);
     };
+    // A stream the drain's grace does not see end is ended here, like a revoked one.
+    const unlist = enlist(() => end(shuttingDown()));
     let checking = false;
     async function check(): Promise<void> {
       if (checking || endReason) return;
@@ -420,9 +425,7 @@ export function createFeed(deps: FeedDeps) {
             await new Promise<void>((resolve) => setImmediate(resolve));
             continue;
           }
-          if (drainingNow) {
-            throw new DomainError("unavailable", "The server is shutting down; resume from the last cursor.");
-          }
+          if (drainingNow) throw shuttingDown();
           if (Date.now() - lastSent >= keepAliveMs) {
             yield { kind: "keep_alive" };
             lastSent = Date.now();
@@ -435,6 +438,7 @@ export function createFeed(deps: FeedDeps) {
         waiter.close();
         leave(tenantId, tail);
         release();
+        unlist();
       }
     }
     const generator = run();
@@ -443,17 +447,12 @@ export function createFeed(deps: FeedDeps) {
     generator.return = (value) => {
       clearInterval(watchdog);
       release();
+      unlist();
       return stop(value);
     };
     // Check once now: a token revoked while the stream was being opened ends it at once.
     await check();
     return generator;
-  }
-
-  /** Server drain: streams send what is committed and end; waiting long polls answer now. */
-  function drain(): void {
-    draining.abort();
-    for (const wake of [...everyone]) wake();
   }
 
   return { listFeed, getEvent, openStream, openLive, drain };

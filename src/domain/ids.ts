@@ -101,3 +101,11 @@ export const TENANT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 export function idFloor(ms: number): string {
   return `${Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0")}${"0".repeat(20)}`;
 }
+
+/**
+ * How far an event's id time (its receipt, by the receiving instance's clock) may be from the
+ * order its batch commits in: commit latency plus clock skew between instances. §18's time
+ * bounds (store/search-query.ts) widen by it, so an event within it of a bound is never
+ * missed; only the walk's length grows with it (docs/search.md, "Time bounds").
+ */
+export const ID_TIME_SLACK_MS = 10 * 60_000;

@@ -21,7 +21,7 @@ import {
   SignatureRefused,
   VERDICT_REASONS,
 } from "./ingest-checks.ts";
-import { type Page, type PageRequest, pageQuery, toPage } from "./pagination.ts";
+import { type Page, type PageRequest, positionPageQuery, toPositionPage } from "./pagination.ts";
 import type { CacheNamespace } from "./ports/cache.ts";
 import type { FeedNotifier } from "./ports/notifier.ts";
 import { noopObserver, type Observer } from "./ports/observer.ts";
@@ -422,9 +422,9 @@ export function createIngest(deps: IngestDeps) {
     // Another tenant's service is masked as not found.
     if (rawId === null || !(await store.services.get(principal.tenantId, rawId))) throw notFound("service");
     const scope = { list: `events:${rawId}`, tenantId: principal.tenantId };
-    const { limit, before } = pageQuery(request, scope);
+    const { limit, before } = positionPageQuery(request, scope);
     const rows = await store.events.list(rawId, { limit: limit + 1, ...(before !== undefined && { before }) });
-    return toPage(rows, limit, scope);
+    return toPositionPage(rows, limit, scope);
   }
 
   /** Commits whatever is queued; call before closing the store. */

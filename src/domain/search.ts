@@ -4,14 +4,15 @@
  * `q` matches an event when every whitespace-separated term (3..MAX_TERM_CHARS characters,
  * 1..8 terms) occurs in the payload's text as a substring, case-insensitively; the store
  * answers it from its own index (SQLite FTS5 trigram, PostgreSQL pg_trgm). Filters are ANDed;
- * pages are newest first by (received_at, id), keyset. Another tenant's events are never in a
- * page: the tenant is part of every store query, and a cursor is bound to its tenant.
+ * pages are newest stored first (feed position descending: commit order), keyset on the
+ * position. Another tenant's events are never in a page: the tenant is part of every store
+ * query, and a cursor is bound to its tenant.
  */
 import { DomainError, type FieldIssue } from "./errors.ts";
 import { parseId } from "./ids.ts";
 import { isRfc3339 } from "./incidents.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, type Page } from "./pagination.ts";
-import type { EventSearchQuery, SearchPosition, Store } from "./ports/store.ts";
+import type { EventSearchQuery, Store } from "./ports/store.ts";
 import type { FoundEvent, Principal } from "./types.ts";
 
 export const MIN_TERM_CHARS = 3;
@@ -20,9 +21,9 @@ export const MAX_TERMS = 8;
 export const MAX_TERM_CHARS = 256;
 /** §18: the top-level `type` is 1..255 characters, so a longer filter can match nothing. */
 const MAX_TYPE_CHARS = 255;
-const CURSOR_VERSION = "s1";
+/** `s1` cursors held (received_at, id), the order before positions: refused like any foreign cursor. */
+const CURSOR_VERSION = "s2";
 const MAX_CURSOR_CHARS = 512;
-const RAW_ID = /^[0-9a-f]{32}$/;
 
 /** The request as a route or RPC method receives it: public ids, RFC 3339 times, the raw `q`. */
 export interface EventSearchRequest {
@@ -84,29 +85,19 @@ function filterId(field: string, kind: "svc" | "inc", value: string | undefined,
   return raw ?? undefined;
 }
 
-/** Search cursors: base64url of `s1|<tenant id>|<received_at>|<raw id>` of a page's last row. */
-export function encodeSearchCursor(tenantId: string, position: SearchPosition): string {
-  return Buffer.from(`${CURSOR_VERSION}|${tenantId}|${position.receivedAt}|${position.id}`, "latin1").toString(
-    "base64url",
-  );
+/** Search cursors: base64url of `s2|<tenant id>|<position>` of a page's last row. */
+export function encodeSearchCursor(tenantId: string, position: number): string {
+  return Buffer.from(`${CURSOR_VERSION}|${tenantId}|${position}`, "latin1").toString("base64url");
 }
 
-function decodeSearchCursor(cursor: string, tenantId: string, issues: FieldIssue[]): SearchPosition | undefined {
+function decodeSearchCursor(cursor: string, tenantId: string, issues: FieldIssue[]): number | undefined {
   const text =
     cursor.length <= MAX_CURSOR_CHARS && /^[A-Za-z0-9_-]+$/.test(cursor)
       ? Buffer.from(cursor, "base64url").toString("latin1")
       : "";
-  const [version, tenant, at, id, ...rest] = text.split("|");
-  const receivedAt = Number(at);
-  if (
-    version !== CURSOR_VERSION ||
-    rest.length > 0 ||
-    !at ||
-    !/^-?\d+$/.test(at) ||
-    !Number.isSafeInteger(receivedAt) ||
-    !id ||
-    !RAW_ID.test(id)
-  ) {
+  const [version, tenant, at, ...rest] = text.split("|");
+  const position = Number(at);
+  if (version !== CURSOR_VERSION || rest.length > 0 || !at || !/^\d+$/.test(at) || !Number.isSafeInteger(position)) {
     issues.push({ field: "cursor", message: "is not a cursor this API returned" });
     return undefined;
   }
@@ -114,7 +105,7 @@ function decodeSearchCursor(cursor: string, tenantId: string, issues: FieldIssue
     issues.push({ field: "cursor", message: "belongs to another tenant" });
     return undefined;
   }
-  return { receivedAt, id };
+  return position;
 }
 
 /**
@@ -163,7 +154,7 @@ function toSearchPage(rows: FoundEvent[], limit: number, tenantId: string): Page
   if (rows.length <= limit) return { items: rows, nextCursor: null };
   const items = rows.slice(0, limit);
   const last = items[items.length - 1] as FoundEvent;
-  return { items, nextCursor: encodeSearchCursor(tenantId, { receivedAt: last.receivedAt, id: last.id }) };
+  return { items, nextCursor: encodeSearchCursor(tenantId, last.position) };
 }
 
 export interface SearchDeps {

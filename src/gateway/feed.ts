@@ -16,6 +16,7 @@ import { JSON_TYPE } from "./http.ts";
 import { EventRecordSchema } from "./ingest.ts";
 import { caller, type Operation, type OperationDeps, operation } from "./operation.ts";
 import { component, IdParams, ServiceId } from "./schemas.ts";
+import { stallGuard } from "./stall-guard.ts";
 
 const utf8 = new TextEncoder();
 
@@ -122,12 +123,14 @@ export function sseDoc(messages: string, lastId: string) {
 /**
  * A live stream's SSE answer, the feed's and the incidents' alike: `Last-Event-ID` (EventSource
  * clients resend it on reconnect) wins over `after`, and the stream re-verifies the caller's
- * token while it lasts (docs/feed.md).
+ * token while it lasts (docs/feed.md); when it must end, a reader that does not take its end
+ * within the grace has its connection reset. A quiet stream outlasts the listener's idle timeout
+ * (`keepOpen`): its keep-alives and end conditions, not a quiet spell, decide when it ends.
  */
 export async function sseAnswer<I>(
   request: Request,
   query: { after?: string | undefined; service_id?: string | undefined; start?: string | undefined },
-  logger: Logger,
+  { logger, keepOpen }: Pick<OperationDeps, "logger" | "keepOpen">,
   message: (item: I) => Uint8Array,
   open: (
     position: { after?: string | undefined; serviceId?: string | undefined; start?: string | undefined },
@@ -137,11 +140,18 @@ export async function sseAnswer<I>(
   const lastEventId = request.headers.get("last-event-id");
   const credential = bearerCredential(request.headers.get("authorization")) ?? "";
   const body = sseBody(logger, message);
+  // A reader that stopped reading never takes `event: end`: its connection is reset (stall-guard.ts).
+  const guard = stallGuard();
+  const onEnd = (reason: DomainError) => {
+    body.onEnd(reason);
+    guard.endSoon();
+  };
   const stream = await open(
     { after: lastEventId ? lastEventId : query.after, serviceId: query.service_id, start: query.start },
-    { credential, signal: request.signal, onEnd: body.onEnd },
+    { credential, signal: request.signal, onEnd },
   );
-  return new Response(body.body(stream), { status: 200, headers: SSE_HEADERS });
+  keepOpen?.(request);
+  return new Response(guard.body(body.body(stream)), { status: 200, headers: SSE_HEADERS });
 }
 
 /**
@@ -216,7 +226,7 @@ export function sseBody<I>(logger: Logger, message: (item: I) => Uint8Array) {
   };
 }
 
-export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
+export function feedOperations({ domain, logger, keepOpen }: OperationDeps): Operation[] {
   const { feed } = domain;
   const tag = "Feed";
   return [
@@ -282,7 +292,7 @@ export function feedOperations({ domain, logger }: OperationDeps): Operation[] {
         sseAnswer(
           call.request,
           call.query,
-          logger,
+          { logger, keepOpen },
           (item: Exclude<StreamItem, { kind: "keep_alive" }>) => sseEvent(item.item.cursor, item.item.event),
           (position, options) => feed.openStream(caller(call), position, options),
         ),

@@ -94,8 +94,11 @@ function methodIndex(routes: ReadonlyArray<{ method: string; path: string }>) {
 }
 
 /** The /v1 operations, each declared once (operation.ts), in the order the document lists them. */
-export function declareOperations(deps: Pick<GatewayDeps, "domain" | "limits" | "logger" | "version">): Operation[] {
-  const from = { domain: deps.domain, limits: deps.limits, logger: deps.logger };
+export function declareOperations(
+  deps: Pick<GatewayDeps, "domain" | "limits" | "logger" | "version">,
+  keepOpen?: (request: Request) => void,
+): Operation[] {
+  const from = { domain: deps.domain, limits: deps.limits, logger: deps.logger, keepOpen };
   return [
     ...healthOperations(deps.version),
     ...tenantOperations(from),
@@ -172,7 +175,10 @@ function mount(app: Elysia, edge: Edge, op: Operation): void {
 
 export async function createGateway(deps: GatewayDeps) {
   const { logger } = deps;
-  const operations = declareOperations(deps);
+  /** The main port's listener, once serve.ts hands it over (`listening`). */
+  let listener: { timeout(request: Request, seconds: number): void } | null = null;
+  const keepOpen = (request: Request) => listener?.timeout(request, 0);
+  const operations = declareOperations(deps, keepOpen);
   const cors = createCors(deps.corsOrigins ?? [], corsRoutes(operations, deps.rpc));
   const edge = createEdge({
     admission: deps.admission,
@@ -242,7 +248,7 @@ export async function createGateway(deps: GatewayDeps) {
     .onError(logged ? async (ctx) => await failed(ctx) : (ctx) => failed(ctx));
 
   for (const op of operations) mount(app as unknown as Elysia, edge, op);
-  if (deps.rpc) app.use(connectRoutes(deps.rpc, edge));
+  if (deps.rpc) app.use(connectRoutes(deps.rpc, edge, keepOpen));
   if (deps.console) app.use(consoleRoutes());
   app.use(rootRoutes({ apiDocs: Boolean(deps.apiDocs), console: Boolean(deps.console) }));
   if (deps.metrics) app.use(metricsRoutes(deps.metrics));
@@ -268,6 +274,10 @@ export async function createGateway(deps: GatewayDeps) {
     fetch,
     /** Bun.serve `routes` for the operations declared `native`; anything they do not take goes to `fetch`. */
     nativeRoutes: () => edge.nativeRoutes(operations, fetch),
+    /** serve.ts: the Bun.serve now listening, whose idle timeout live streams lift (keepOpen). */
+    listening(server: { timeout(request: Request, seconds: number): void }): void {
+      listener = server;
+    },
   };
 }
 

@@ -74,7 +74,7 @@ function sseChange(item: ChangeItem): Uint8Array {
   return sse(`id: ${item.cursor}\nevent: incident\ndata: ${incidentChangeJson(item.change)}\n\n`);
 }
 
-export function incidentOperations({ domain, logger }: OperationDeps): Operation[] {
+export function incidentOperations({ domain, logger, keepOpen }: OperationDeps): Operation[] {
   const { incidents } = domain;
   const tag = "Incidents";
   return [
@@ -126,7 +126,7 @@ export function incidentOperations({ domain, logger }: OperationDeps): Operation
         ),
       },
       handle: (call) =>
-        sseAnswer(call.request, call.query, logger, sseChange, (position, options) =>
+        sseAnswer(call.request, call.query, { logger, keepOpen }, sseChange, (position, options) =>
           incidents.openChangeStream(caller(call), position, options),
         ),
     }),

@@ -60,6 +60,11 @@ export interface OperationDeps {
   domain: OperationDomain;
   limits: Limits;
   logger: Logger;
+  /**
+   * Lifts the main port's idle timeout for one request: a live stream is ended by its own end
+   * conditions (docs/feed.md), not by a quiet spell (serve.ts; absent where nothing listens).
+   */
+  keepOpen?: ((request: Request) => void) | undefined;
 }
 
 /**

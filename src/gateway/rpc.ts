@@ -7,16 +7,18 @@
 import { type ConnectRouter, createContextValues } from "@connectrpc/connect";
 import { universalServerRequestFromFetch, universalServerResponseToFetch } from "@connectrpc/connect/protocol";
 import { Elysia } from "elysia";
-import { requestIdKey, traceSpanKey } from "../rpc/context.ts";
+import { requestIdKey, streamEndKey, traceSpanKey } from "../rpc/context.ts";
 import { type Edge, exchangeOf } from "./edge.ts";
 import { ELYSIA_SETTINGS } from "./http.ts";
+import { stallGuard } from "./stall-guard.ts";
 
 /** `router` must have plain gRPC disabled: Bun.serve's HTTP/2 drops trailers. */
-export function connectRoutes(router: ConnectRouter, edge: Edge) {
+export function connectRoutes(router: ConnectRouter, edge: Edge, keepOpen: (request: Request) => void) {
   const app = new Elysia({ ...ELYSIA_SETTINGS, name: "rpc" });
   for (const handler of router.handlers) {
     const service = handler.service.typeName;
     const method = handler.method.name;
+    const streaming = handler.method.methodKind === "server_streaming";
     app.post(
       handler.requestPath,
       async (context) => {
@@ -28,11 +30,22 @@ export function connectRoutes(router: ConnectRouter, edge: Edge) {
         const values = createContextValues().set(requestIdKey, x.requestId);
         x.values = values;
         universal.contextValues = values;
-        if (x.span === null) return universalServerResponseToFetch(await handler(universal));
-        // Its span is named by the RPC method; the gate's lookups and the call are its children.
-        edge.rpcCall(x, service, method);
-        values.set(traceSpanKey, x.span);
-        return universalServerResponseToFetch(await edge.within(x, () => handler(universal)));
+        // A stream that must end (StreamFeed) resets the connection of a reader that does not
+        // take its ending status within the grace, as the gRPC port resets its HTTP/2 stream.
+        const guard = streaming ? stallGuard() : null;
+        // Connect over HTTP/1.1 has no pings: a quiet stream must outlast the idle timeout.
+        if (streaming) keepOpen(context.request);
+        if (guard) values.set(streamEndKey, guard.endSoon);
+        let answer: Response;
+        if (x.span === null) answer = universalServerResponseToFetch(await handler(universal));
+        else {
+          // Its span is named by the RPC method; the gate's lookups and the call are its children.
+          edge.rpcCall(x, service, method);
+          values.set(traceSpanKey, x.span);
+          answer = universalServerResponseToFetch(await edge.within(x, () => handler(universal)));
+        }
+        if (!guard || answer.body === null) return answer;
+        return new Response(guard.body(answer.body), { status: answer.status, headers: answer.headers });
       },
       // The handler reads the body itself, bounded by the router's readMaxBytes; hidden from
       // the OpenAPI document, which describes the REST surface (docs/rpc.md covers these).

@@ -3,107 +3,45 @@
  * journey of docs/console.md, from a setup link to a revoked token signing another tab out.
  * Every page of the journey is also checked for browser console errors, requests to any host
  * but the server, and serious or critical axe-core violations; setup and service creation are
- * done with the keyboard alone. Screenshots at 1280×800 and 390×844 go to SCREENSHOTS (not
- * committed). Without Chromium the suite is skipped with one line, or fails under
+ * done with the keyboard alone. Screenshots at 1280×800 and 390×844 go to test-results/console/
+ * (not committed). Without Chromium the suite is skipped with one line, or fails under
  * INTAKE_REQUIRE_SERVICES=1.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import AxeBuilder from "@axe-core/playwright";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { chromiumPresent, launchChromium, requireChromium } from "../support/browser.ts";
-import { createWorld, type World } from "../support/harness.ts";
-import { sign } from "../support/signing.ts";
+import { chromiumPresent, requireChromium } from "../support/browser.ts";
+import {
+  check,
+  openTab as openTabOn,
+  signedPost as post,
+  type Served,
+  serveConsole,
+  tabTo,
+} from "../support/console.ts";
+import type { World } from "../support/harness.ts";
 
 const present = chromiumPresent("console browser journey");
-/** Where the journey's screenshots are written (ignored by git). */
-export const SCREENSHOTS = join(import.meta.dir, "../../test-results/console");
 
+let served: Served;
 let world: World;
-let server: ReturnType<typeof Bun.serve>;
-let browser: Browser;
 let base: string;
 
 beforeAll(async () => {
   requireChromium();
   if (!present) return;
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  // The journey's own clock: tokens and signatures use real time.
-  world = await createWorld();
-  world.clock.advance(Date.now() - world.clock.now());
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: world.app.fetch });
-  base = `http://127.0.0.1:${server.port}`;
-  browser = await launchChromium();
+  served = await serveConsole();
+  ({ world, base } = served);
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop(true);
-  await world?.close();
+  await served?.close();
 });
 
-/** A tab that records console errors and any request to a host other than the server. */
-interface Tab {
-  page: Page;
-  errors: string[];
-  foreign: string[];
-}
-
-async function openTab(context: BrowserContext): Promise<Tab> {
-  const page = await context.newPage();
-  const tab: Tab = { page, errors: [], foreign: [] };
-  page.on("console", (message) => {
-    // A refused call is shown in the page; the browser also logs the failed request itself.
-    if (message.type() === "error" && !/status of 4\d\d/.test(message.text())) tab.errors.push(message.text());
-  });
-  page.on("pageerror", (error) => tab.errors.push(error.message));
-  await page.route("**/*", (route) => {
-    const url = new URL(route.request().url());
-    if (url.origin === base || url.protocol === "data:") return route.continue();
-    tab.foreign.push(url.href);
-    return route.abort("blockedbyclient");
-  });
-  return tab;
-}
-
-/** No console error, no foreign request, no serious or critical axe violation; both screenshots. */
-async function check(tab: Tab, name: string): Promise<void> {
-  const axe = await new AxeBuilder({ page: tab.page }).analyze();
-  const bad = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  expect(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
-  expect(tab.errors).toEqual([]);
-  expect(tab.foreign).toEqual([]);
-  for (const [width, height] of [
-    [1280, 800],
-    [390, 844],
-  ] as const) {
-    await tab.page.setViewportSize({ width, height });
-    await tab.page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}x${height}.png`), fullPage: true });
-  }
-  await tab.page.setViewportSize({ width: 1280, height: 800 });
-}
-
-/** Presses Tab until `target` has the focus (bounded): the page must be reachable by keyboard. */
-async function tabTo(page: Page, target: ReturnType<Page["getByLabel"]>): Promise<void> {
-  for (let i = 0; i < 40; i++) {
-    if (await target.evaluate((el) => el.matches(":focus"))) return;
-    await page.keyboard.press("Tab");
-  }
-  throw new Error("the control was not reached with the Tab key");
-}
-
-function signedPost(serviceId: string, secret: string, payload: string) {
-  return fetch(`${base}/v1/ingest/${serviceId}`, {
-    method: "POST",
-    headers: { "x-service-signature": sign(secret, payload, Date.now()) },
-    body: payload,
-  });
-}
+const openTab = (context: Parameters<typeof openTabOn>[0]) => openTabOn(context, base);
+const signedPost = (serviceId: string, secret: string, payload: string) => post(base, serviceId, secret, payload);
 
 describe.if(present)("the console's first-run journey", () => {
   test("setup link → first token shown once → sign in → service → live event → pause → rotate → read_only tab → revoke signs it out", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const context = await served.browser.newContext({ viewport: { width: 1280, height: 800 } });
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
     const owner = await openTab(context);
     const { page } = owner;
@@ -155,7 +93,7 @@ describe.if(present)("the console's first-run journey", () => {
       .getByRole("status")
       .getByText(/^Live:/)
       .waitFor();
-    const latest = page.getByRole("list").filter({ hasText: '"type": "invoice.created"' });
+    const latest = page.getByRole("row").filter({ hasText: '{"type":"invoice.created","amount":4200}' });
     expect((await signedPost(serviceId, secret, '{"type":"invoice.created","amount":4200}')).status).toBe(202);
     await latest.getByRole("link", { name: "billing" }).waitFor({ timeout: 10_000 });
     await check(owner, "overview-live");
@@ -179,10 +117,11 @@ describe.if(present)("the console's first-run journey", () => {
       .getByText(/^Reconnecting/)
       .waitFor();
 
-    // A signed event appears in the live tail without a reload.
+    // A signed event appears in the live tail without a reload, as one compact row.
     expect((await signedPost(serviceId, secret, '{"type":"invoice.paid","amount":4200}')).status).toBe(202);
-    await page.getByText('"type": "invoice.paid"').waitFor({ timeout: 10_000 });
-    expect(await page.getByText('"type": "invoice.paid"').count()).toBe(1);
+    const paidRow = page.locator("td.first-line", { hasText: '{"type":"invoice.paid","amount":4200}' });
+    await paidRow.waitFor({ timeout: 10_000 });
+    expect(await paidRow.count()).toBe(1);
     expect(streams.length).toBe(2);
     expect(streams[1]).toEqual(streams[0] as object);
     expect(streams[1]).toEqual({ after: expect.any(String), serviceId });
@@ -205,8 +144,9 @@ describe.if(present)("the console's first-run journey", () => {
     await page.getByRole("button", { name: "Use the default" }).click();
     await page.getByText("the deployment's default").waitFor();
 
-    // Rotate: the new secret is shown once, with the old one's expiry.
+    // Rotate, once confirmed: the new secret is shown once, with the old one's expiry.
     await page.getByRole("button", { name: "Rotate signing secret" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Rotate secret" }).click();
     const rotated = (await page.getByLabel("New signing secret").textContent())?.trim() ?? "";
     expect(rotated).toMatch(/^whsec_/);
     expect(rotated).not.toBe(secret);
@@ -227,8 +167,8 @@ describe.if(present)("the console's first-run journey", () => {
     await viewer.page.getByRole("button", { name: "Sign in" }).click();
     await viewer.page.getByRole("heading", { name: "Globex" }).waitFor();
     // The overview opens with the newest events already there (its first fill), newest first.
-    await viewer.page.getByText('"type": "invoice.paid"').waitFor();
-    const order = await viewer.page.locator("ol.events pre").allTextContents();
+    await viewer.page.locator("td.first-line", { hasText: '"type":"invoice.paid"' }).waitFor();
+    const order = await viewer.page.locator("td.first-line").allTextContents();
     expect(order.findIndex((t) => t.includes("invoice.paid"))).toBeLessThan(
       order.findIndex((t) => t.includes("invoice.created")),
     );
@@ -244,7 +184,9 @@ describe.if(present)("the console's first-run journey", () => {
     // Revoked from the owner's tab: the other tab, which makes no call of its own now, is signed
     // out when the server ends its live tail's stream with 401, saying why.
     await page.getByRole("button", { name: "Revoke dashboard" }).click();
-    await page.getByText("revoked").first().waitFor();
+    await page.getByRole("dialog").getByRole("button", { name: "Revoke token" }).click();
+    // Gone from the list of active tokens.
+    await page.getByRole("button", { name: "Revoke dashboard" }).waitFor({ state: "detached" });
     await viewer.page.getByRole("heading", { name: "Sign in to Intake" }).waitFor({ timeout: 10_000 });
     await viewer.page.getByText("Signed out").waitFor();
     expect(await viewer.page.evaluate(() => sessionStorage.length)).toBe(0);

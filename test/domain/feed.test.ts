@@ -5,8 +5,11 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/domain/errors.ts";
-import type { StreamItem } from "../../src/domain/feed.ts";
+import { createFeed, type StreamItem } from "../../src/domain/feed.ts";
 import { formatId } from "../../src/domain/ids.ts";
+import { noopObserver } from "../../src/domain/ports/observer.ts";
+import { createLogger } from "../../src/logger.ts";
+import { createLocalNotifier } from "../../src/notify/local.ts";
 import { createDomainWorld, type DomainWorld } from "../support/domain.ts";
 import { nextFeedRead } from "../support/feed-marker.ts";
 
@@ -208,6 +211,36 @@ describe("the stream", () => {
     world.domain.feed.drain();
     expect((await take(stream, 120)).map((e) => e.id)).toEqual(ids);
     expect((await refusal(take(stream, 1))).code).toBe("unavailable");
+  });
+
+  test("on drain, a stream nobody pulls is ended through onEnd (unavailable) once the drain's grace passed; one that finished is told too", async () => {
+    world = await createDomainWorld();
+    const s = await world.createService("s");
+    // The app's feed, but with a short drain grace; the same store and token check.
+    const feed = createFeed({
+      store: world.store,
+      notifier: createLocalNotifier(),
+      verifyToken: (credential) => world.domain.tokens.verifyToken(credential),
+      observer: noopObserver,
+      logger: createLogger(() => {}),
+      drainGraceMs: 200,
+    });
+    const ended: string[] = [];
+    const onEnd = (who: string) => (reason: DomainError) => ended.push(`${who}:${reason.code}`);
+    const stalled = await feed.openStream(world.owner, {}, { credential: world.ownerToken, onEnd: onEnd("stalled") });
+    const reading = await feed.openStream(world.owner, {}, { credential: world.ownerToken, onEnd: onEnd("reading") });
+    const ids = await ingestN(world, s, 3);
+    // The stalled reader takes one event, then stops pulling, as a transport parked on a full socket.
+    expect((await take(stalled, 1)).map((e) => e.id)).toEqual(ids.slice(0, 1));
+    feed.drain();
+    expect((await take(reading, 3)).map((e) => e.id)).toEqual(ids);
+    expect((await refusal(take(reading, 1))).code).toBe("unavailable");
+    await Bun.sleep(100);
+    expect(ended).toEqual([]);
+    await Bun.sleep(250);
+    // Both through the end path: the reading one's ending may still sit behind a full socket.
+    expect(ended.sort()).toEqual(["reading:unavailable", "stalled:unavailable"]);
+    await stalled.return(undefined);
   });
 
   test("a token revoked before the stream is opened ends it at its first pull", async () => {

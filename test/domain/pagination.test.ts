@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { DomainError } from "../../src/domain/errors.ts";
 import { createIdGenerator } from "../../src/domain/ids.ts";
-import { encodeCursor, pageQuery, toPage } from "../../src/domain/pagination.ts";
+import { encodeCursor, pageQuery, positionPageQuery, toPage, toPositionPage } from "../../src/domain/pagination.ts";
 
 function issueOf(run: () => unknown): { code: string; field: string | undefined } {
   try {
@@ -91,5 +91,22 @@ describe("pagination", () => {
     const page = toPage(rows, 2, SCOPE);
     expect(page.items).toEqual(rows.slice(0, 2));
     expect(page.nextCursor).toBe(encodeCursor("b".repeat(32), SCOPE));
+  });
+
+  test("a service's events page by position: its cursor resumes below the last row's; an id cursor of that list is 400 on cursor", () => {
+    const events = { list: `events:${"a".repeat(32)}`, tenantId: SCOPE.tenantId };
+    const rows = [{ position: 9 }, { position: 7 }, { position: 4 }];
+    const page = toPositionPage(rows, 2, events);
+    expect(page.items).toEqual([{ position: 9 }, { position: 7 }]);
+    expect(positionPageQuery({ cursor: page.nextCursor ?? "" }, events)).toEqual({ limit: 20, before: 7 });
+    expect(issueOf(() => positionPageQuery({ cursor: page.nextCursor ?? "" }, { ...events, tenantId: "x" }))).toEqual({
+      code: "invalid_request",
+      field: "cursor",
+    });
+    const idCursor = encodeCursor(createIdGenerator()(), events);
+    expect(issueOf(() => positionPageQuery({ cursor: idCursor }, events))).toEqual({
+      code: "invalid_request",
+      field: "cursor",
+    });
   });
 });

@@ -95,16 +95,17 @@ describe("§18 query rules", () => {
     });
   });
 
-  test("a cursor resumes after its (received_at, id); another tenant's cursor is a 400", () => {
-    const cursor = encodeSearchCursor(TENANT, { receivedAt: 1_800_000_000_000, id: RAW });
-    expect(eventSearchQuery(TENANT, { cursor }, { searchEnabled: true }).before).toEqual({
-      receivedAt: 1_800_000_000_000,
-      id: RAW,
-    });
-    expect(refusal({ cursor: encodeSearchCursor(crypto.randomUUID(), { receivedAt: 1, id: RAW }) }).details).toEqual([
+  test("a cursor resumes below its position; another tenant's, a forged or an old (received_at, id) cursor is a 400", () => {
+    const cursor = encodeSearchCursor(TENANT, 1234);
+    expect(eventSearchQuery(TENANT, { cursor }, { searchEnabled: true }).before).toBe(1234);
+    expect(refusal({ cursor: encodeSearchCursor(crypto.randomUUID(), 1) }).details).toEqual([
       { field: "cursor", message: "belongs to another tenant" },
     ]);
-    const forged = Buffer.from(`s1|${TENANT}|1.5|${RAW}`, "latin1").toString("base64url");
+    const old = Buffer.from(`s1|${TENANT}|1800000000000|${RAW}`, "latin1").toString("base64url");
+    expect(refusal({ cursor: old }).details).toEqual([
+      { field: "cursor", message: "is not a cursor this API returned" },
+    ]);
+    const forged = Buffer.from(`s2|${TENANT}|1.5`, "latin1").toString("base64url");
     expect(fields(refusal({ cursor: forged }))).toEqual(["cursor"]);
   });
 });

@@ -2,8 +2,8 @@
  * The feed against hostile readers (docs/feed.md, "Byte budget" and "Live readers"; issue 32):
  * a page's bytes are bounded whatever the payloads, a tenant's live readers share one store read
  * per wake-up, live readers are capped per token and per tenant (429 with the RateLimit fields),
- * a long poll never outlives its token, and a stream nobody reads still gives its slot back
- * within a second of a revoke. Run on both stacks (INTAKE_TEST_STACK=postgres-redis).
+ * a long poll never outlives its token, and a stream nobody reads still gives its slot back and
+ * has its connection closed within a second of a revoke. Run on both stacks (INTAKE_TEST_STACK=postgres-redis).
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
@@ -11,6 +11,7 @@ import { FEED_PAGE_BYTES } from "../../src/domain/feed.ts";
 import { FEED_BATCH_BYTES } from "../../src/domain/feed-live.ts";
 import { signPayload } from "../../src/domain/signing.ts";
 import { createWorld, type World } from "../support/harness.ts";
+import { TCP_TABLE_READABLE, tcpState } from "../support/tcp-state.ts";
 
 let world: World;
 afterEach(() => world?.close());
@@ -294,10 +295,11 @@ describe("a long poll never outlives its token", () => {
 
 describe("a stalled stream", () => {
   for (const how of ["revoked", "expired"] as const) {
-    test(`a reader that never reads gives its slot back within 1.5 s of its token being ${how} (intake_feed_streams drops)`, async () => {
+    test(`a reader that never reads gives its slot back within 1.5 s of its token being ${how} (intake_feed_streams drops), and its connection is closed within 2 s`, async () => {
       world = await createWorld({ env: { INTAKE_FEED_READERS_PER_TENANT: "4" } });
       const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: world.app.fetch });
       const sockets: ReturnType<typeof connect>[] = [];
+      const localPorts: number[] = [];
       try {
         const s = await world.createService();
         const expiresAt = new Date(world.clock.now() + 60_000).toISOString();
@@ -308,6 +310,7 @@ describe("a stalled stream", () => {
           socket.write(`GET /v1/feed/stream HTTP/1.1\r\nHost: intake\r\nAuthorization: Bearer ${reader.token}\r\n\r\n`);
           socket.pause(); // never reads again
           sockets.push(socket);
+          localPorts.push(socket.localPort as number);
         }
         await until(async () => (await gauge(world)) === 4, 5_000, "four streams counted");
         // Far more than the socket buffers take: every stream is stuck on a write.
@@ -319,6 +322,14 @@ describe("a stalled stream", () => {
         const endedAt = Date.now();
         await until(async () => (await gauge(world)) === 0, 3_000, "the gauge at 0");
         expect(Date.now() - endedAt).toBeLessThan(1_500);
+        // The connections themselves are closed (SPEC §10), though no reader read: the server
+        // reset them, so the kernel forgot them (a reader's own socket notices when it reads).
+        if (TCP_TABLE_READABLE) {
+          const port = server.port as number;
+          const open = () => localPorts.filter((local) => tcpState(local, port) === "ESTABLISHED");
+          await until(() => open().length === 0, 3_000, "the stalled connections closed");
+          expect(Date.now() - endedAt).toBeLessThan(2_000);
+        }
         // The tenant's slots are free again for its other readers.
         const fresh = await openStream(world, world.ownerToken);
         expect(fresh.res.status).toBe(200);
@@ -329,4 +340,34 @@ describe("a stalled stream", () => {
       }
     });
   }
+
+  test("a reader that goes away, reading or stalled, gives its slot back within 1.5 s (intake_feed_streams drops)", async () => {
+    world = await createWorld();
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: world.app.fetch });
+    const sockets: ReturnType<typeof connect>[] = [];
+    try {
+      const s = await world.createService();
+      for (const stalled of [false, true]) {
+        const socket = connect(server.port as number, "127.0.0.1");
+        socket.on("error", () => {});
+        await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+        socket.write(
+          `GET /v1/feed/stream HTTP/1.1\r\nHost: intake\r\nAuthorization: Bearer ${world.ownerToken}\r\n\r\n`,
+        );
+        if (stalled) socket.pause();
+        else socket.on("data", () => {});
+        sockets.push(socket);
+      }
+      await until(async () => (await gauge(world)) === 2, 5_000, "two streams counted");
+      for (let i = 0; i < 24; i++) await ingest(world, s, payloadOf(EVENT, i));
+      await Bun.sleep(300);
+      for (const socket of sockets) socket.destroy();
+      const goneAt = Date.now();
+      await until(async () => (await gauge(world)) === 0, 3_000, "the gauge at 0");
+      expect(Date.now() - goneAt).toBeLessThan(1_500);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await server.stop(true);
+    }
+  });
 });

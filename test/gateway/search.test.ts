@@ -175,3 +175,14 @@ test("GET /v1/services/{id}/stats: accepted, duplicate and bad-signature ingests
   expect(bad.status).toBe(400);
   expect(bad.body.error.code).toBe("invalid_request");
 });
+
+test("INTAKE_SERVICE_STATS=false: ingest answers as always and no outcome is counted (the stats route answers empty totals)", async () => {
+  world = await createWorld({ env: { INTAKE_SERVICE_STATS: "false" } });
+  const w = world;
+  const s = await w.createService();
+  await ingest(w, s, { type: "invoice.paid" });
+  await w.app.domain.statsAggregator.flush();
+  const reply = await w.request("GET", `/v1/services/${s.id}/stats`);
+  expect(reply.status).toBe(200);
+  expect(reply.body.totals).toEqual({});
+});

@@ -5,6 +5,7 @@
  * turned off and rebuilt, and stats summed across instances.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { createIdGenerator } from "../../src/domain/ids.ts";
 import type { Store } from "../../src/domain/ports/store.ts";
 import { createServiceStats, createStatsAggregator } from "../../src/domain/stats.ts";
 import type { FoundEvent, Principal, ServiceRecord } from "../../src/domain/types.ts";
@@ -63,7 +64,8 @@ export function runSearchContract(name: string, makeWorld: () => Promise<SearchW
     }
 
     async function ingest(service: ServiceRecord, payload: unknown, receivedAt = NOW, on: Store = store) {
-      const id = newId();
+      // The Store port's invariant: an event's id is a UUIDv7 of its receipt time.
+      const id = createIdGenerator(() => receivedAt)();
       const [result] = await on.events.insertBatch([
         {
           id,
@@ -112,7 +114,7 @@ export function runSearchContract(name: string, makeWorld: () => Promise<SearchW
       const { tenantId, service } = await seedTenant();
       const [raw] = await store.events.insertBatch([
         {
-          id: newId(),
+          id: createIdGenerator(() => NOW)(),
           tenantId,
           serviceId: service.id,
           receivedAt: NOW,
@@ -188,28 +190,58 @@ export function runSearchContract(name: string, makeWorld: () => Promise<SearchW
       expect(await search({ terms: ["needle"], incidentId: incident })).toEqual([e4]);
     });
 
-    test("keyset pages by (received_at, id) walk every match once, newest first, with and without q", async () => {
+    test("keyset pages by position walk every match once, newest stored first, with and without q", async () => {
       const { tenantId, service } = await seedTenant();
       const made: string[] = [];
-      // Two events per millisecond, some out of id order: the page order is received_at first.
-      for (let i = 0; i < 9; i++) made.push(await ingest(service, { word: "paged", i }, NOW + Math.floor(i / 2)));
+      // Two events per millisecond, and a clock stepping back: the page order is the commit order.
+      for (let i = 0; i < 9; i++) made.push(await ingest(service, { word: "paged", i }, NOW + 5 - Math.floor(i / 2)));
       const expected = [...made].reverse();
       for (const terms of [undefined, ["paged"]]) {
         const seen: string[] = [];
-        let before: { receivedAt: number; id: string } | undefined;
+        let before: number | undefined;
         for (;;) {
           const page = await store.events.search(tenantId, {
             limit: 4,
             ...(terms && { terms }),
-            ...(before && { before }),
+            ...(before !== undefined && { before }),
           });
           seen.push(...ids(page));
           if (page.length < 4) break;
-          const last = page[page.length - 1] as FoundEvent;
-          before = { receivedAt: last.receivedAt, id: last.id };
+          before = (page[page.length - 1] as FoundEvent).position;
         }
         expect(seen).toEqual(expected);
       }
+    });
+
+    test("a time range finds every event inside it and none outside, however many events lie around it", async () => {
+      const { tenantId, service } = await seedTenant();
+      const other = await seedTenant();
+      const at = (minutes: number) => NOW + minutes * MINUTE;
+      // Around the range by more than the slack the walk is bounded by, and right at its edges.
+      await ingest(service, { n: "long before" }, at(-60));
+      await ingest(other.service, { n: "another tenant, before" }, at(-30));
+      const first = await ingest(service, { n: "at received_after" }, at(0));
+      const inside = await ingest(service, { n: "inside" }, at(5));
+      const last = await ingest(service, { n: "just before received_before" }, at(20) - 1);
+      await ingest(service, { n: "at received_before" }, at(20));
+      await ingest(other.service, { n: "another tenant, after" }, at(40));
+      await ingest(service, { n: "long after" }, at(90));
+      const range = { receivedAfter: at(0), receivedBefore: at(20) };
+      expect(ids(await store.events.search(tenantId, { limit: 100, ...range }))).toEqual([last, inside, first]);
+      expect(ids(await store.events.search(tenantId, { limit: 100, ...range, serviceId: service.id }))).toEqual([
+        last,
+        inside,
+        first,
+      ]);
+      const page = await store.events.search(tenantId, { limit: 2, ...range });
+      const rest = await store.events.search(tenantId, {
+        limit: 100,
+        ...range,
+        before: (page[1] as FoundEvent).position,
+      });
+      expect([...ids(page), ...ids(rest)]).toEqual([last, inside, first]);
+      expect(ids(await store.events.search(tenantId, { limit: 100, receivedAfter: at(89) }))).toHaveLength(1);
+      expect(ids(await store.events.search(tenantId, { limit: 100, receivedBefore: at(-59) }))).toHaveLength(1);
     });
 
     test("a deleted service's events leave the index: a later event never matches their words", async () => {
@@ -227,7 +259,7 @@ export function runSearchContract(name: string, makeWorld: () => Promise<SearchW
       await ingest(service, { old: "expired-word" }, Date.now() - 10 * HOUR);
       const fresh = await ingest(service, { fresh: "expired-word" }, Date.now());
       expect((await q(tenantId, "expired-word")).length).toBe(2);
-      // Retention selects by id floor and received_at; newId() ids are made now.
+      // Retention selects by id floor and received_at; the ids are made at the receipt times.
       expect(await store.events.deleteOlderThan(Date.now() + MINUTE, 100)).toBe(2);
       const after = await ingest(service, { fresh: "something-else" }, Date.now());
       expect(await q(tenantId, "expired-word")).toEqual([]);

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DomainError } from "../../src/domain/errors.ts";
+import { createEventReads } from "../../src/store/sqlite/event-reads.ts";
 import { createEventSearch } from "../../src/store/sqlite/event-search.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { runAuditContract } from "./audit-contract.ts";
@@ -207,7 +208,7 @@ describe("sqlite store specifics", () => {
     await reader.close();
   });
 
-  test("§18 pages read an index, never every row: q through the FTS5 index, filters through their (…, received_at, id) index", async () => {
+  test("§18 pages read an index, never every row: q through the FTS5 index, filters through their (…, position) index bounded by primary-key seeks", async () => {
     const path = tempPath();
     const store = createSqliteStore({ path });
     await store.migrate();
@@ -226,19 +227,50 @@ describe("sqlite store specifics", () => {
         }),
       } as unknown as Database;
       const search = createEventSearch(explaining);
-      const before = { receivedAt: 3, id: "a".repeat(32) };
+      const before = 3;
+      // The time bounds' two primary-key seeks, each run once (search-query.ts).
+      const BOUNDS =
+        " | SCALAR SUBQUERY 2 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id>?)" +
+        " | SCALAR SUBQUERY 1 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id<?)";
       search("t", { limit: 21 });
       search("t", { serviceId: "s", receivedAfter: 1, receivedBefore: 5, limit: 21, before });
       search("t", { serviceId: "s", type: "invoice.paid", receivedAfter: 1, receivedBefore: 5, limit: 21 });
       search("t", { incidentId: "i", serviceId: "s", limit: 21 });
       search("t", { terms: ["cus_123", "paid"], serviceId: "s", type: "x", limit: 21 });
+      search("t", { terms: ["cus_123"], receivedAfter: 1, receivedBefore: 5, limit: 21, before });
       expect(plans).toEqual([
-        "SEARCH e USING INDEX events_tenant_received_idx (tenant_id=?)",
-        "SEARCH e USING INDEX events_service_received_idx (service_id=? AND received_at>? AND (received_at,id)<(?,?))",
-        "SEARCH e USING INDEX events_service_type_received_idx (service_id=? AND type=? AND received_at>? AND received_at<?)",
+        "SEARCH e USING INDEX events_tenant_position_idx (tenant_id=?)",
+        `SEARCH e USING INDEX events_service_position_idx (service_id=? AND position>? AND position<?)${BOUNDS}`,
+        `SEARCH e USING INDEX events_service_type_position_idx (service_id=? AND type=? AND position>? AND position<?)${BOUNDS}`,
         "SEARCH e USING INDEX events_incident_id_idx (incident_id=?) | USE TEMP B-TREE FOR ORDER BY",
-        "SCAN events_fts VIRTUAL TABLE INDEX 0:M1 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?) | USE TEMP B-TREE FOR ORDER BY",
+        // rowid = position: FTS5 yields its matches newest first, no sort of every match.
+        "SCAN events_fts VIRTUAL TABLE INDEX 192:M1 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
+        // …and takes the time bounds' positions as its own rowid range (M1><).
+        "SCAN events_fts VIRTUAL TABLE INDEX 192:M1>< | SCALAR SUBQUERY 1 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id<?) | SCALAR SUBQUERY 2 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id>?) | REUSE SUBQUERY 1 | REUSE SUBQUERY 2 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
       ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  test("a service's event listing walks (service_id, position) newest first: no other index, no sort", async () => {
+    const path = tempPath();
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    await store.close();
+    const db = new Database(path);
+    try {
+      const texts: string[] = [];
+      createEventReads({ prepare: (text: string) => texts.push(text) } as unknown as Database);
+      const listing = texts.filter((text) => text.includes("ORDER BY position DESC"));
+      expect(listing).toHaveLength(2);
+      for (const text of listing) {
+        const params = text.includes("?3") ? ["s", 21, 5] : ["s", 21];
+        const rows = db.query(`EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[];
+        expect(rows.map((r) => r.detail).join(" | ")).toMatch(
+          /^SEARCH events USING INDEX events_service_position_idx \(service_id=\?( AND position<\?)?\)$/,
+        );
+      }
     } finally {
       db.close();
     }

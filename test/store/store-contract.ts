@@ -790,20 +790,31 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreWor
         return addService(tenant.id);
       }
 
-      test("insertBatch stores every event; list pages newest first with no overlap and no gaps", async () => {
+      test("insertBatch stores every event; list pages newest stored first (position) with no overlap and no gaps", async () => {
         const service = await seedService();
-        const batch = Array.from({ length: 7 }, (_, i) => newEvent(service.id, { receivedAt: NOW + i }));
-        expect(await store.events.insertBatch(batch)).toEqual(batch.map(() => ({ kind: "inserted" })));
-        const pages = await allPages(3, (before) =>
-          store.events.list(service.id, { limit: 3, ...(before ? { before } : {}) }),
-        );
+        const other = await addService(service.tenantId);
+        // Two batches, the second's ids older than the first's: the list is in commit order.
+        const late = Array.from({ length: 4 }, (_, i) => newEvent(service.id, { receivedAt: NOW + i }));
+        const early = Array.from({ length: 3 }, (_, i) => newEvent(service.id, { receivedAt: NOW + 4 + i }));
+        expect(await store.events.insertBatch(early)).toEqual(early.map(() => ({ kind: "inserted" })));
+        expect(await store.events.insertBatch([newEvent(other.id, {})])).toEqual([{ kind: "inserted" }]);
+        expect(await store.events.insertBatch(late)).toEqual(late.map(() => ({ kind: "inserted" })));
+        const batch = [...early, ...late];
+        const pages: string[][] = [];
+        let before: number | undefined;
+        for (;;) {
+          const page = await store.events.list(service.id, { limit: 3, ...(before !== undefined && { before }) });
+          if (page.length === 0) break;
+          pages.push(page.map((r) => r.id));
+          before = page.at(-1)?.position;
+        }
         expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
         expect(pages.flat()).toEqual(batch.map((e) => e.id).reverse());
         const [newest] = await store.events.list(service.id, { limit: 1 });
         expect(newest).toMatchObject({
-          id: batch[6]?.id,
+          id: late[3]?.id,
           serviceId: service.id,
-          receivedAt: NOW + 6,
+          receivedAt: NOW + 3,
           idempotencyKey: null,
         });
       });

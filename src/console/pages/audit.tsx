@@ -3,8 +3,9 @@ import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { AuditEvent } from "../../../gen/intake/v1/audit_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { ErrorNotice, Time } from "../components.tsx";
+import { Empty, ErrorNotice, Id, Loading, Time } from "../components.tsx";
 import { cannotReadAudit, type Identity } from "../identity.ts";
+import { Named, useIncidentTitles, useNames } from "./audit-names.tsx";
 
 const ACTIONS = [
   "tenant.create",
@@ -29,11 +30,16 @@ export function AuditPage({ identity }: { identity: Identity | null }) {
   const [action, setAction] = useState("");
   const [target, setTarget] = useState("");
   const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const [loading, setLoading] = useState(true);
   const denied = cannotReadAudit(identity);
+  const names = useNames(denied === null);
+  const incidents = useIncidentTitles(events);
+  const tenant = identity ? { id: identity.tenant.id, name: identity.tenant.name } : undefined;
 
   const load = useCallback(
     async (after: string | undefined) => {
       setFailure(null);
+      setLoading(true);
       try {
         const res = await api.audit.listAuditEvents({
           limit: 50,
@@ -45,6 +51,8 @@ export function AuditPage({ identity }: { identity: Identity | null }) {
         setCursor(res.nextCursor);
       } catch (error) {
         setFailure(failureOf(error));
+      } finally {
+        setLoading(false);
       }
     },
     [action, target],
@@ -88,14 +96,20 @@ export function AuditPage({ identity }: { identity: Identity | null }) {
           Target id
           <input
             value={target}
-            placeholder="tok_…, svc_… or the tenant id"
+            placeholder="tok_…, svc_…, tenant id"
             onInput={(e) => setTarget(e.currentTarget.value)}
           />
         </label>
         <button type="submit">Filter</button>
       </form>
       <ErrorNotice failure={failure} />
-      {events.length === 0 && !failure && <p>No audit events match.</p>}
+      {loading && events.length === 0 && <Loading label="Loading the audit log…" />}
+      {!loading && events.length === 0 && !failure && (
+        <Empty
+          title={action || target.trim() ? "No audit events match these filters." : "No audit events yet."}
+          next={action || target.trim() ? "Choose another action or clear the target id." : undefined}
+        />
+      )}
       {events.length > 0 && (
         <table>
           <thead>
@@ -111,32 +125,32 @@ export function AuditPage({ identity }: { identity: Identity | null }) {
           <tbody>
             {events.map((e) => (
               <tr key={e.id}>
-                <td>
+                <td data-label="When">
                   <Time at={e.occurredAt} />
                 </td>
-                <td>
+                <td data-label="Action">
                   <code class="action">{e.action}</code>
                 </td>
-                <td>
-                  {e.actor?.type}
-                  {e.actor?.id && (
-                    <>
-                      {" "}
-                      <code>{e.actor.id}</code>
-                    </>
+                <td data-label="Actor">
+                  <Named subject={e.actor} names={names} incidents={incidents} tenant={tenant} />
+                </td>
+                <td data-label="Target">
+                  <Named subject={e.target} names={names} incidents={incidents} tenant={tenant} />
+                </td>
+                <td data-label="Changes">
+                  {Object.keys(e.changes).length > 0 && (
+                    <div>
+                      {Object.entries(e.changes).map(([field, change]) => (
+                        <div key={field}>
+                          <code>{field}</code>: {shown(change.from)} → {shown(change.to)}
+                        </div>
+                      ))}
+                    </div>
                   )}
                 </td>
-                <td>
-                  {e.target?.type} <code>{e.target?.id}</code>
+                <td data-label="Request">
+                  {e.requestId ? <Id short value={e.requestId} label="request id" /> : <span>CLI</span>}
                 </td>
-                <td>
-                  {Object.entries(e.changes).map(([field, change]) => (
-                    <div key={field}>
-                      <code>{field}</code>: {shown(change.from)} → {shown(change.to)}
-                    </div>
-                  ))}
-                </td>
-                <td>{e.requestId ? <code>{e.requestId}</code> : "CLI"}</td>
               </tr>
             ))}
           </tbody>

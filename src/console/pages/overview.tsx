@@ -1,18 +1,15 @@
-import { Code, ConnectError } from "@connectrpc/connect";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import type { Service } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { ErrorNotice, EventList, LiveStatus, mergeNewest } from "../components.tsx";
+import { Empty, ErrorNotice, Id, Link, LiveStatus, Loading, mergeNewest } from "../components.tsx";
+import { EventRows } from "../event-rows.tsx";
 import type { Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
-import { navigate } from "../router.ts";
+import { OpenIncidents } from "./overview-incidents.tsx";
 
 /** How many of the tenant's newest events the overview shows. */
 const LATEST = 20;
-/** How many services' newest pages the first fill asks for at once. */
-const FILL_CONCURRENCY = 4;
-
 async function listAll<T>(
   page: (cursor: string | undefined) => Promise<{ data: T[]; nextCursor?: string }>,
 ): Promise<T[]> {
@@ -24,29 +21,6 @@ async function listAll<T>(
     cursor = res.nextCursor;
   } while (cursor);
   return all;
-}
-
-/**
- * The tenant's newest events. The feed reads oldest first only, so the newest LATEST across the
- * tenant are the merge of each service's own newest page (ListEvents, newest first): one small
- * call per service (docs/console.md).
- */
-async function newestOfTenant(services: Service[], signal: AbortSignal): Promise<Event[]> {
-  let merged: Event[] = [];
-  const queue = [...services];
-  const worker = async () => {
-    for (let service = queue.shift(); service; service = queue.shift()) {
-      try {
-        const res = await api.ingest.listEvents({ serviceId: service.id, limit: LATEST }, { signal });
-        merged = mergeNewest(merged, res.data, LATEST);
-      } catch (error) {
-        // Deleted since the list was read: it has no events left to show.
-        if (!(error instanceof ConnectError && error.code === Code.NotFound)) throw error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: FILL_CONCURRENCY }, worker));
-  return merged;
 }
 
 export function OverviewPage({ identity }: { identity: Identity | null }) {
@@ -74,8 +48,9 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
       const all = await listAll((cursor) => api.services.listServices({ limit: 100, cursor }, { signal }));
       setServices(all.length);
       named(all);
-      const newest = await newestOfTenant(all, signal);
-      setEvents((old) => mergeNewest(old ?? [], newest, LATEST));
+      // The tenant's newest events in one read (SearchEvents, newest first, no filter).
+      const newest = await api.ingest.searchEvents({ limit: LATEST }, { signal });
+      setEvents((old) => mergeNewest(old ?? [], newest.data, LATEST));
     },
     (event) => setEvents((old) => mergeNewest(old ?? [], [event], LATEST)),
   );
@@ -97,7 +72,7 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
       <h1>{identity ? identity.tenant.name : "Overview"}</h1>
       {identity && (
         <p class="meta">
-          Tenant <code>{identity.tenant.id}</code> · {identity.tenant.permissionMode}
+          Tenant <Id value={identity.tenant.id} label="tenant id" /> · {identity.tenant.permissionMode}
           {identity.self && (
             <>
               {" · signed in as "}
@@ -110,32 +85,34 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
       {services !== null && tokens !== null && (
         <ul class="cards">
           <li>
-            <strong>{services}</strong> services
+            <strong>{services}</strong> {services === 1 ? "service" : "services"}
           </li>
           <li>
-            <strong>{tokens}</strong> active API tokens
+            <strong>{tokens}</strong> active API {tokens === 1 ? "token" : "tokens"}
           </li>
         </ul>
       )}
+      <OpenIncidents />
       <h2>Latest events</h2>
-      <p class="meta">The tenant's {LATEST} newest events, newest first, across its services.</p>
+      <p class="meta">
+        The tenant's {LATEST} newest events, newest first, across its services: <Link to="/events">find any event</Link>
+        .
+      </p>
       <LiveStatus state={live} />
-      {events?.length === 0 && <p>No events yet.</p>}
-      {events && (
-        <EventList
-          events={events}
-          source={(e) => (
-            <a
-              href={`/console/services/${e.serviceId}`}
-              onClick={(click) => {
-                click.preventDefault();
-                navigate(`/services/${e.serviceId}`);
-              }}
-            >
-              {names.get(e.serviceId) ?? e.serviceId}
-            </a>
-          )}
+      {events === null && live.kind !== "stopped" && <Loading label="Loading the latest events…" />}
+      {events?.length === 0 && (
+        <Empty
+          title="No events yet."
+          next={
+            <>
+              <Link to="/services">Create a service</Link>, then have its sender post signed events to it: they appear
+              here as they arrive.
+            </>
+          }
         />
+      )}
+      {events && events.length > 0 && (
+        <EventRows events={events} names={names} caption="The tenant's latest events, newest first" live />
       )}
     </main>
   );

@@ -2,10 +2,26 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import { type Service, SignatureScheme } from "../../../gen/intake/v1/services_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { Action, ErrorNotice, EventList, LiveStatus, mergeNewest, ShownOnce, Time } from "../components.tsx";
+import {
+  Action,
+  Empty,
+  ErrorNotice,
+  Id,
+  Link,
+  LiveStatus,
+  Loading,
+  mergeNewest,
+  NotFound,
+  ShownOnce,
+  Time,
+} from "../components.tsx";
+import { explorerPath } from "../event-query.ts";
+import { EventRows } from "../event-rows.tsx";
 import { cannotChange, cannotOwn, type Identity } from "../identity.ts";
 import { useLiveFeed } from "../live.ts";
 import { navigate } from "../router.ts";
+import { ServiceIncidents } from "./service-incidents.tsx";
+import { SendersSection } from "./service-senders.tsx";
 
 /** Runs an API call for a button: busy while it runs, its failure shown, never thrown. */
 function useCall() {
@@ -100,12 +116,19 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
       <ErrorNotice failure={create.failure} />
       {created && <ShownOnce label={`Signing secret of ${created.name}`} value={created.secret} />}
       <ErrorNotice failure={list.failure} />
-      {services && services.length === 0 && <p>No services yet.</p>}
+      {!services && !list.failure && <Loading label="Loading services…" />}
+      {services?.length === 0 && (
+        <Empty
+          title="No services yet."
+          next="Create one above for each system that sends you events; its signing secret is shown once."
+        />
+      )}
       {services && services.length > 0 && (
         <table>
           <thead>
             <tr>
               <th scope="col">Name</th>
+              <th scope="col">Id</th>
               <th scope="col">Ingestion</th>
               <th scope="col">Secret</th>
               <th scope="col">Created</th>
@@ -114,7 +137,7 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
           <tbody>
             {services.map((s) => (
               <tr key={s.id}>
-                <td>
+                <td data-label="Name">
                   <a
                     href={`/console/services/${s.id}`}
                     onClick={(e) => {
@@ -125,11 +148,14 @@ export function ServicesPage({ identity }: { identity: Identity | null }) {
                     {s.serviceName}
                   </a>
                 </td>
-                <td>{s.isMonitored ? "on" : "paused"}</td>
-                <td>
+                <td data-label="Id">
+                  <Id short value={s.id} label="service id" />
+                </td>
+                <td data-label="Ingestion">{s.isMonitored ? "on" : "paused"}</td>
+                <td data-label="Secret">
                   <code>{s.signingSecretPrefix}…</code>
                 </td>
-                <td>
+                <td data-label="Created">
                   <Time at={s.createdAt} />
                 </td>
               </tr>
@@ -172,10 +198,19 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
   );
 
   if (!service) {
+    if (load.failure?.code === "not_found" || load.failure?.code === "NotFound") {
+      return (
+        <NotFound title="Service not found" back={{ to: "/services", label: "See all services" }}>
+          <p>
+            There is no service <code>{id}</code> in this tenant: it may have been deleted.
+          </p>
+        </NotFound>
+      );
+    }
     return (
       <main>
         <h1>Service</h1>
-        <ErrorNotice failure={load.failure} />
+        {load.failure ? <ErrorNotice failure={load.failure} /> : <Loading label="Loading the service…" />}
       </main>
     );
   }
@@ -187,7 +222,7 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
       <dl class="facts">
         <dt>Id</dt>
         <dd>
-          <code>{service.id}</code>
+          <Id value={service.id} label="service id" />
         </dd>
         <dt>Ingestion</dt>
         <dd>{service.isMonitored ? "on" : "paused: events are refused with 409"}</dd>
@@ -220,6 +255,17 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
         <Action
           denied={change}
           busy={act.busy}
+          confirm={{
+            title: `Rotate the signing secret of ${service.serviceName}?`,
+            body: (
+              <p>
+                A new secret is made and shown once. The current one keeps verifying for a grace period, then its
+                senders' events are refused until they sign with the new one.
+              </p>
+            ),
+            confirmLabel: "Rotate secret",
+            danger: true,
+          }}
           onClick={async () => {
             const res = await act.run(() => api.services.rotateSigningSecret({ id }));
             if (!res) return;
@@ -241,17 +287,27 @@ export function ServicePage({ id, identity }: { id: string; identity: Identity |
         <>
           <ShownOnce label="New signing secret" value={rotated.secret} />
           <p>
-            The previous secret keeps verifying until{" "}
-            {rotated.previousExpiresAt ? rotated.previousExpiresAt.toISOString() : "—"}.
+            The previous secret keeps verifying until <Time at={rotated.previousExpiresAt} />.
           </p>
         </>
       )}
 
+      <ServiceIncidents service={service} denied={change} onSaved={setService} />
+
+      <SendersSection service={service} />
       <h2>Events</h2>
-      <p class="meta">Newest first.</p>
+      <p class="meta">
+        Newest first, the latest {TAIL_MAX} at most:{" "}
+        <Link to={explorerPath({ service_id: id })}>all of them, with search</Link>.
+      </p>
       <LiveStatus state={live} />
-      {events.length === 0 && <p>No events yet.</p>}
-      <EventList events={events} />
+      {events.length === 0 && live.kind !== "connecting" && (
+        <Empty
+          title="No events yet."
+          next="Events appear here as soon as a sender posts one, signed with this secret: see Senders above."
+        />
+      )}
+      {events.length > 0 && <EventRows events={events} caption={`Events of ${service.serviceName}`} live />}
 
       <h2>Delete</h2>
       <form

@@ -1,6 +1,6 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { ErrorNotice, Time } from "../components.tsx";
+import { ErrorNotice, Id, Loading, Time } from "../components.tsx";
 import { cannotOwn, type Identity } from "../identity.ts";
 
 export function SettingsPage({ identity, onChanged }: { identity: Identity | null; onChanged: () => void }) {
@@ -8,6 +8,19 @@ export function SettingsPage({ identity, onChanged }: { identity: Identity | nul
   const [failure, setFailure] = useState<ApiFailure | null>(null);
   const [saved, setSaved] = useState(false);
   const denied = cannotOwn(identity);
+  // Opened directly, the page renders before the identity is read: the name arrives with it.
+  const loaded = identity?.tenant.name;
+  useEffect(() => {
+    if (loaded !== undefined) setName((current) => current || loaded);
+  }, [loaded]);
+  if (!identity) {
+    return (
+      <main class="narrow">
+        <h1>Tenant settings</h1>
+        <Loading label="Loading the tenant…" />
+      </main>
+    );
+  }
   return (
     <main class="narrow">
       <h1>Tenant settings</h1>
@@ -15,7 +28,7 @@ export function SettingsPage({ identity, onChanged }: { identity: Identity | nul
         <dl class="facts">
           <dt>Id</dt>
           <dd>
-            <code>{identity.tenant.id}</code>
+            <Id value={identity.tenant.id} label="tenant id" />
           </dd>
           <dt>Permission mode</dt>
           <dd>{identity.tenant.permissionMode}</dd>

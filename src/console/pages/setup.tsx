@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { ErrorNotice, ShownOnce } from "../components.tsx";
+import { ErrorNotice, Mark, ShownOnce } from "../components.tsx";
 import { navigate } from "../router.ts";
 import { session } from "../session.ts";
 
@@ -19,7 +19,8 @@ export function SetupPage() {
 
   if (made) {
     return (
-      <main class="narrow">
+      <main class="narrow welcome">
+        <Mark size={44} />
         <h1>Your tenant is ready</h1>
         <p>
           Tenant <code>{made.tenantId}</code> and its first owner token <code>{made.tokenId}</code>.
@@ -40,7 +41,8 @@ export function SetupPage() {
   }
 
   return (
-    <main class="narrow">
+    <main class="narrow welcome">
+      <Mark size={44} />
       <h1>Set up Intake</h1>
       {code === "" ? (
         <p class="notice error" role="alert">

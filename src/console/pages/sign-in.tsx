@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { ErrorNotice } from "../components.tsx";
+import { ErrorNotice, Mark } from "../components.tsx";
 import { session } from "../session.ts";
 
 export function SignInPage() {
@@ -8,7 +8,8 @@ export function SignInPage() {
   const [failure, setFailure] = useState<ApiFailure | null>(null);
   const why = session.reason();
   return (
-    <main class="narrow">
+    <main class="narrow welcome">
+      <Mark size={44} />
       <h1>Sign in to Intake</h1>
       {why && (
         <p class="notice" role="status">

@@ -2,7 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { ApiToken } from "../../../gen/intake/v1/api_tokens_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { Action, ErrorNotice, ShownOnce, Time } from "../components.tsx";
+import { Action, Empty, ErrorNotice, Id, Loading, ShownOnce, Time } from "../components.tsx";
 import { cannotChange, type Identity, mayHandleRole } from "../identity.ts";
 
 const ROLES = ["member", "admin", "owner"] as const;
@@ -123,7 +123,14 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
         <input type="checkbox" checked={includeRevoked} onChange={(e) => setIncludeRevoked(e.currentTarget.checked)} />
         Show revoked tokens
       </label>
-      {tokens && (
+      {!tokens && !failure && <Loading label="Loading tokens…" />}
+      {tokens?.length === 0 && (
+        <Empty
+          title={includeRevoked ? "No tokens." : "No active tokens."}
+          next="Create one above; it is shown once, so store it where it will be used."
+        />
+      )}
+      {tokens && tokens.length > 0 && (
         <table>
           <thead>
             <tr>
@@ -143,29 +150,43 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
                 denied ?? (mayHandleRole(identity, t.role) ? null : `A ${t.role} token is above this token's role.`);
               return (
                 <tr key={t.id}>
-                  <td>
-                    {t.name}
-                    {self && <small> (this token)</small>}
+                  <td data-label="Name">
+                    <span>
+                      {t.name}
+                      {self && <small> (this token)</small>}
+                    </span>
                   </td>
-                  <td>
-                    <code>{t.prefix}</code>
+                  <td data-label="Prefix">
+                    <Id value={t.prefix} label="prefix" />
                   </td>
-                  <td>{t.scope}</td>
-                  <td>{t.role}</td>
-                  <td>{t.expiresAt ? <Time at={t.expiresAt} /> : "never"}</td>
-                  <td>
-                    <Time at={t.lastUsedAt} />
+                  <td data-label="Scope">{t.scope}</td>
+                  <td data-label="Role">{t.role}</td>
+                  <td data-label="Expires">{t.expiresAt ? <Time at={t.expiresAt} /> : "never"}</td>
+                  <td data-label="Last used">
+                    <Time at={t.lastUsedAt} fallback="never" />
                   </td>
-                  <td>
+                  <td data-label="Status">
                     {t.revokedAt ? (
-                      <>
+                      <span>
                         revoked <Time at={t.revokedAt} />
-                      </>
+                      </span>
                     ) : (
                       <Action
                         kind="danger"
                         denied={revokeDenied}
                         busy={busy}
+                        confirm={{
+                          title: `Revoke ${t.name}?`,
+                          body: (
+                            <p>
+                              Every call made with <code>{t.prefix}…</code> is refused from now on
+                              {self ? ", including this console's: you will be signed out" : ""}. A revoked token cannot
+                              be restored.
+                            </p>
+                          ),
+                          confirmLabel: "Revoke token",
+                          danger: true,
+                        }}
                         onClick={() => void attempt(() => api.tokens.revokeApiToken({ id: t.id }))}
                       >
                         Revoke {t.name}

@@ -31,6 +31,12 @@ export interface PageQuery {
   before?: string;
 }
 
+/** A page of a list in feed position order, newest first: rows with position < `before`. */
+export interface PositionPageQuery {
+  limit: number;
+  before?: number;
+}
+
 /**
  * The audit record of an update, made from the row before and after it inside the update's
  * transaction (so `changes` is what this transaction changed); null writes no record.
@@ -160,9 +166,15 @@ export interface EventRepo {
    * If the transaction fails, the promise rejects and nothing of the batch is stored.
    * The alert effects of the `inserted` alert events (§17) are applied in the same
    * transaction, in batch order; a duplicate applies nothing.
+   *
+   * Invariant the callers keep (docs/search.md, "Time bounds"): an event's id is a UUIDv7 of
+   * its `receivedAt` (domain/ids.ts, the same clock) give or take ID_TIME_SLACK_MS, and the
+   * batch commits within that slack of its events' receipt. §18's time bounds and retention
+   * find events by id through the primary key instead of an index on `received_at`.
    */
   insertBatch(events: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]>;
-  list(serviceId: string, query: PageQuery): Promise<EventRecord[]>;
+  /** A service's events, newest stored first (position descending, docs/api.md "Pagination"). */
+  list(serviceId: string, query: PositionPageQuery): Promise<EventRecord[]>;
   /**
    * The feed (docs/feed.md): the tenant's committed events with position > `after`, in
    * position order. Positions are assigned by insertBatch in commit order, so what a read
@@ -178,20 +190,15 @@ export interface EventRepo {
    */
   deleteOlderThan(cutoff: number, batch: number): Promise<number>;
   /**
-   * §18 (docs/search.md): the tenant's events matching every filter given, newest first by
-   * (`receivedAt`, `id`), strictly after the keyset position `before`. `terms` (validated by
+   * §18 (docs/search.md): the tenant's events matching every filter given, newest stored first
+   * (position descending), with position < `before`. `terms` (validated by
    * domain/search.ts) must each occur, case-insensitively, as a substring of the payload text,
    * answered from the store's own text index; never pass terms while the store was opened
    * with `eventSearch: false` (there is no index then, and the domain answers search_disabled).
+   * The time bounds are exact filters on `receivedAt`; the store may also bound the walk by
+   * positions found through the ids, which relies on the invariant of `insertBatch` above.
    */
   search(tenantId: string, query: EventSearchQuery): Promise<FoundEvent[]>;
-}
-
-/** Where a search page ends: the last row's (received_at, id); the next page is strictly older. */
-export interface SearchPosition {
-  receivedAt: number;
-  /** Raw id. */
-  id: string;
 }
 
 /** §18's filters, each optional and ANDed; ids raw, times epoch ms. */
@@ -206,7 +213,8 @@ export interface EventSearchQuery {
   /** 1..8 terms of at least 3 characters each (domain/search.ts). */
   terms?: readonly string[] | undefined;
   limit: number;
-  before?: SearchPosition | undefined;
+  /** Keyset: only events with a lower position (the previous page's last row's). */
+  before?: number | undefined;
 }
 
 /**

@@ -26,9 +26,9 @@ function budgeted(filter: string): string {
 }
 export const FEED_WITHIN = budgeted("");
 export const FEED_OF_SERVICE_WITHIN = budgeted(" AND service_id = $5");
-// `id < $3` compares in the column's own collation ("C": byte order, docs/store.md).
-export const LIST_FIRST = `${RECORD} WHERE service_id = $1 ORDER BY id DESC LIMIT $2`;
-export const LIST_AFTER = `${RECORD} WHERE service_id = $1 AND id < $3 ORDER BY id DESC LIMIT $2`;
+// A service's listing walks (service_id, position), the feed's filter index, newest first.
+export const LIST_FIRST = `${RECORD} WHERE service_id = $1 ORDER BY position DESC LIMIT $2`;
+export const LIST_AFTER = `${RECORD} WHERE service_id = $1 AND position < $3 ORDER BY position DESC LIMIT $2`;
 export const ONE = `${RECORD} WHERE id = $1 AND tenant_id = $2`;
 export const FEED_HEAD = "SELECT max(position) FROM events WHERE tenant_id = $1";
 

@@ -2,13 +2,15 @@
  * §18's search on PostgreSQL (docs/search.md). The statement text is built from the filters
  * present (every value a parameter), so there are a handful of constant texts, each prepared
  * once per connection. With terms, the trigram GIN index answers a MATERIALIZED candidate set
- * first (the planner cannot then trade it for walking a (…, received_at, id) index newest
- * first and testing every payload, the plan a LIMIT tempts it into for a rare term); the
- * candidates are then joined to their rows, filtered and sorted.
+ * first (the planner cannot then trade it for walking a (…, position) index newest first and
+ * testing every payload, the plan a LIMIT tempts it into for a rare term); the candidates are
+ * then joined to their rows, filtered and sorted. Without terms the page walks the tenant's or
+ * the service's (…, position) index newest first, inside the position range the time bounds
+ * give (search-query.ts).
  */
 import type { EventSearchQuery } from "../../domain/ports/store.ts";
 import type { FoundEvent } from "../../domain/types.ts";
-import { cursorBelow } from "../search-query.ts";
+import { positionBounds } from "../search-query.ts";
 import type { PostgresPool } from "./pool.ts";
 
 const COLUMNS =
@@ -51,17 +53,12 @@ export function createEventSearch(pool: PostgresPool) {
       if (query.type !== undefined) where.push(`e.type = ${param(query.type)}`);
       if (query.incidentId !== undefined) where.push(`e.incident_id = ${param(query.incidentId)}`);
       if (query.receivedAfter !== undefined) where.push(`e.received_at >= ${param(query.receivedAfter)}`);
-      // A cursor inside the range bounds the page already (search-query.ts).
-      if (query.receivedBefore !== undefined && !cursorBelow(query)) {
-        where.push(`e.received_at < ${param(query.receivedBefore)}`);
-      }
-      if (query.before !== undefined) {
-        where.push(`(e.received_at, e.id) < (${param(query.before.receivedAt)}::bigint, ${param(query.before.id)})`);
-      }
+      if (query.receivedBefore !== undefined) where.push(`e.received_at < ${param(query.receivedBefore)}`);
+      where.push(...positionBounds(query, param, "least"));
       const from = terms.length === 0 ? "events e" : "m join events e on e.id = m.id";
       const text =
         `${candidates}select ${COLUMNS} from ${from} where ${where.join(" and ")} ` +
-        `order by e.received_at desc, e.id desc limit ${param(query.limit)}`;
+        `order by e.position desc limit ${param(query.limit)}`;
       const rows = (await pool.client().unsafe(text, params).values()) as Row[];
       return rows.map(([id, tenant, serviceId, receivedAt, idempotencyKey, payload, position, type, incidentId]) => ({
         id,

@@ -21,6 +21,15 @@ const ADVANCE =
   "where name = $1 and holder = $2 returning 1";
 const RELEASE = "update export_state set lease_expires_at = 0 where name = $1 and holder = $2";
 
+/**
+ * A read covers at most this many positions per row asked for: `events_position_brin` finds
+ * the block ranges of a position window, not the first rows above one, so an unbounded
+ * `position > after` would read every row up to the head on each page of a catch-up. Gaps
+ * (duplicates' positions, incident changes, retention's deletes) make a short page that still
+ * advances `upTo` to the window's end; the exporter reads on while `upTo` is below the head.
+ */
+const WINDOW_PER_ROW = 4;
+
 export function createExportRepo(pool: PostgresPool): ExportRepo {
   const { guard } = pool;
   return {
@@ -41,11 +50,13 @@ export function createExportRepo(pool: PostgresPool): ExportRepo {
         const [headRow] = await client.unsafe(HEAD).values();
         const head = Number(headRow?.[0] ?? 0);
         if (head <= after) return exportPage(after, head, limit, [], []);
+        const upTo = Math.min(head, after + WINDOW_PER_ROW * limit);
         const [events, changes] = await Promise.all([
-          client.unsafe(EVENTS, [after, head, limit]).values(),
-          client.unsafe(CHANGES, [after, head, limit]).values(),
+          client.unsafe(EVENTS, [after, upTo, limit]).values(),
+          client.unsafe(CHANGES, [after, upTo, limit]).values(),
         ]);
-        return exportPage(after, head, limit, eventRecords(events).map(eventItem), changes.map(changeItem));
+        const page = exportPage(after, upTo, limit, eventRecords(events).map(eventItem), changes.map(changeItem));
+        return { ...page, head };
       }),
   };
 }

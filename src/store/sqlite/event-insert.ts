@@ -24,8 +24,9 @@ export function createEventInsert(db: Database): InsertEvents {
     { id: string },
     [string, string, number, string | null, Uint8Array, string, number, string | null]
   > = db.prepare(
-    "INSERT INTO events (id, service_id, received_at, idempotency_key, payload, tenant_id, position, type) " +
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (service_id, idempotency_key) DO NOTHING RETURNING id",
+    // rowid = position (migration 0013): the export and FTS5 read rowid order as position order.
+    "INSERT INTO events (rowid, id, service_id, received_at, idempotency_key, payload, tenant_id, position, type) " +
+      "VALUES (?7, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (service_id, idempotency_key) DO NOTHING RETURNING id",
   );
   // First write of every batch: reserves its positions under the write lock (docs/feed.md).
   const bump: Statement<{ head: number }, [number]> = db.prepare(

@@ -6,7 +6,7 @@
  * the CPU in the benchmark's feed scenarios (docs/store.md, "Event reads").
  */
 import type { Database } from "bun:sqlite";
-import type { FeedQuery, PageQuery } from "../../domain/ports/store.ts";
+import type { FeedQuery, PositionPageQuery } from "../../domain/ports/store.ts";
 import type { EventRecord } from "../../domain/types.ts";
 
 const RECORD =
@@ -21,11 +21,12 @@ export function createEventReads(client: Database) {
   const feedOfService = client.prepare<EventRecord, [string, number, number, string]>(
     `${RECORD} WHERE tenant_id = ?1 AND service_id = ?4 AND position > ?2 ORDER BY position LIMIT ?3`,
   );
+  // A service's listing walks (service_id, position), the feed's filter index, newest first.
   const listFirst = client.prepare<EventRecord, [string, number]>(
-    `${RECORD} WHERE service_id = ?1 ORDER BY id DESC LIMIT ?2`,
+    `${RECORD} WHERE service_id = ?1 ORDER BY position DESC LIMIT ?2`,
   );
-  const listAfter = client.prepare<EventRecord, [string, number, string]>(
-    `${RECORD} WHERE service_id = ?1 AND id < ?3 ORDER BY id DESC LIMIT ?2`,
+  const listAfter = client.prepare<EventRecord, [string, number, number]>(
+    `${RECORD} WHERE service_id = ?1 AND position < ?3 ORDER BY position DESC LIMIT ?2`,
   );
   const one = client.prepare<EventRecord, [string, string]>(`${RECORD} WHERE id = ?1 AND tenant_id = ?2`);
   const head = client.prepare<{ head: number | null }, [string]>(
@@ -54,7 +55,7 @@ export function createEventReads(client: Database) {
       }
       return rows;
     },
-    list: (serviceId: string, query: PageQuery): EventRecord[] =>
+    list: (serviceId: string, query: PositionPageQuery): EventRecord[] =>
       query.before === undefined
         ? listFirst.all(serviceId, query.limit)
         : listAfter.all(serviceId, query.limit, query.before),

@@ -12,7 +12,8 @@ import type { SqliteContext } from "./context.ts";
 const EVENTS =
   "SELECT id, tenant_id AS tenantId, service_id AS serviceId, received_at AS receivedAt, " +
   "idempotency_key AS idempotencyKey, payload, position, type, incident_id AS incidentId FROM events " +
-  "WHERE position > ?1 AND position <= ?2 ORDER BY position LIMIT ?3";
+  // An event's rowid is its position (migration 0013): a range of the table itself, no index.
+  "WHERE rowid > ?1 AND rowid <= ?2 ORDER BY rowid LIMIT ?3";
 const CHANGES = `${EXPORT_CHANGES_SELECT} WHERE position > ?1 AND position <= ?2 ORDER BY position LIMIT ?3`;
 const HEAD = "SELECT head FROM feed_head WHERE id = 1";
 const CLAIM =

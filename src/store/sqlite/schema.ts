@@ -125,7 +125,11 @@ export const events = sqliteTable(
     receivedAt: millis("received_at").notNull(),
     idempotencyKey: text("idempotency_key"),
     payload: bytes("payload").notNull(),
-    /** Feed position: assigned inside the write transaction from feed_head (docs/feed.md). */
+    /**
+     * Feed position: assigned inside the write transaction from feed_head (docs/feed.md). The
+     * row's rowid is its position too (the writer inserts both, migration 0013 moved the rows
+     * before it), so the export's global position order and FTS5's rowid order need no index.
+     */
     position: integer("position", { mode: "number" }).notNull().default(0),
     /** §18: the payload's top-level `type` (1..255 characters), else null. */
     type: text("type"),
@@ -135,20 +139,17 @@ export const events = sqliteTable(
   (t) => [
     // NULL keys are distinct, so events without an Idempotency-Key never collide.
     unique("events_service_idempotency_key_unique").on(t.serviceId, t.idempotencyKey),
-    index("events_service_id_idx").on(t.serviceId, t.id),
     index("events_tenant_position_idx").on(t.tenantId, t.position),
+    // A service's listing (newest stored first), its feed filter, §18's service pages, and
+    // the services cascade all walk this one; no (service_id, id): each index costs every insert.
     index("events_service_position_idx").on(t.serviceId, t.position),
-    // The export (docs/export.md) reads every tenant's events past one position, in order.
-    index("events_position_idx").on(t.position),
     // An incident's timeline, oldest first; plain events (no incident) are not in it, so they
     // cost it nothing on insert.
     index("events_incident_id_idx").on(t.incidentId, t.id).where(sql`${t.incidentId} is not null`),
-    // §18's listing (docs/search.md): newest first by (received_at, id), so a time range is a
-    // range of the index; one index for the tenant-wide page, one per service, one per
-    // service and type (the `service_id` + `type` + time-range page).
-    index("events_tenant_received_idx").on(t.tenantId, t.receivedAt, t.id),
-    index("events_service_received_idx").on(t.serviceId, t.receivedAt, t.id),
-    index("events_service_type_received_idx").on(t.serviceId, t.type, t.receivedAt, t.id),
+    // §18's listing (docs/search.md) walks the two (…, position) indexes above, newest stored
+    // first, and this one for the `service_id` + `type` page; its time bounds are positions
+    // found through the primary key, so no index on received_at (each costs every insert).
+    index("events_service_type_position_idx").on(t.serviceId, t.type, t.position),
   ],
 );
 

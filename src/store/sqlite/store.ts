@@ -11,6 +11,7 @@ import { committedMigrations } from "../migrations.ts" with { type: "macro" };
 import { createAuditRepo } from "./audit.ts";
 import { mapError, openDatabase } from "./connection.ts";
 import { createSqliteContext } from "./context.ts";
+import { alignEventRowids } from "./event-rowids.ts";
 import { createEventRepo } from "./events.ts";
 import { createExportRepo } from "./exports.ts";
 import { createIncidentRepo } from "./incidents.ts";
@@ -71,6 +72,7 @@ export function createSqliteStore(options: SqliteStoreOptions): Store {
     migrate: () =>
       ctx.run(() => {
         applyMigrations(db, MIGRATIONS);
+        alignEventRowids(client);
         applySearchIndex(client, options.eventSearch ?? true);
       }),
 

@@ -1,0 +1,145 @@
+/**
+ * Scenario 18: what two options cost signed ingest (1 KiB, 128 conns, group commit), each
+ * against the same Intake without it, side by side: §18's payload index (INTAKE_EVENT_SEARCH=true
+ * vs false, SQLite and PostgreSQL; goal ≥ 0.80×) and §22's per-service stats
+ * (INTAKE_SERVICE_STATS=true vs false, SQLite; goal ≥ 0.97×). The search goal has a floor: the
+ * independent floor (bench/floor-ingest-bare.ts) with an FTS5 trigram index vs without, side by
+ * side too — when it misses 0.80× itself, no implementation of the index could meet the goal on
+ * this machine (docs/search.md, "What the index costs").
+ */
+import { join } from "node:path";
+import type { Harness, Reference, Target } from "../lib/harness.ts";
+import { BENCH_TOLERANCE_SECONDS, bootstrap, type IntakeSpec, type RunningIntake } from "../lib/intake.ts";
+import { writePool } from "../lib/pool.ts";
+import { createScratchDatabase } from "../lib/postgres.ts";
+import { stop } from "../lib/procs.ts";
+import { againstFloor, beside, pairedRatio, type Row, type Series } from "../lib/report.ts";
+
+const SEARCH_GOAL = 0.8;
+const STATS_GOAL = 0.97;
+
+export async function run(h: Harness): Promise<void> {
+  const { settings, rows, log, workDir, ingestTarget, ingestPairPlan, sideBySide, scenario, probeIngest } = h;
+  const { spec, start, stopIntake, startBaseline, serviceOf } = h;
+  await scenario(18, "Signed ingest with the payload index and the service stats on vs off", async () => {
+    /** A running twin with its own database, service and signed pool. */
+    const twin = async (s: IntakeSpec): Promise<{ intake: RunningIntake; target: (label: string) => Target }> => {
+      const boot = await bootstrap(s);
+      const svc = await serviceOf(s, boot, "bench-options");
+      const pool = join(workDir, `${s.name}.pool`);
+      writePool(pool, `/v1/ingest/${svc.id}`, svc.secret, settings.poolSize);
+      const intake = await start(s);
+      return { intake, target: (label) => ingestTarget(label, intake.url, pool) };
+    };
+    const group = { INTAKE_INGEST_COMMIT: "group" };
+    const plain = await twin(spec("options-plain", group));
+    const searching = await twin(spec("options-search", { ...group, INTAKE_EVENT_SEARCH: "true" }));
+    const uncounted = await twin(spec("options-stats-off", { ...group, INTAKE_SERVICE_STATS: "false" }));
+    const floors: Reference[] = [];
+    try {
+      const floor = async (name: string, fts: boolean) => {
+        const svc = { id: `svc_${"0f".repeat(16)}`, secret: `whsec_${"b".repeat(32)}` };
+        const ref = await startBaseline(
+          "bench/floor-ingest-bare.ts",
+          {
+            FLOOR_DATABASE: join(workDir, `${name}.sqlite`),
+            FLOOR_SERVICE_ID: svc.id,
+            FLOOR_SECRET: svc.secret,
+            FLOOR_TOLERANCE_SECONDS: BENCH_TOLERANCE_SECONDS,
+            ...(fts && { FLOOR_FTS: "1" }),
+          },
+          name,
+        );
+        floors.push(ref);
+        await probeIngest(`${ref.url}/v1/ingest/${svc.id}`, svc.secret);
+        const pool = join(workDir, `${name}.pool`);
+        writePool(pool, `/v1/ingest/${svc.id}`, svc.secret, settings.poolSize);
+        return ingestTarget(`independent floor${fts ? " + FTS5 trigram index" : ""}`, ref.url, pool);
+      };
+      const bareFts = await floor("floor-bare-fts", true);
+      const bare = await floor("floor-bare-plain", false);
+      const [[searchOn, searchOff], [ftsFloor, plainFloor], [statsOn, statsOff]] = (await sideBySide(
+        18,
+        [
+          [searching.target("Intake, INTAKE_EVENT_SEARCH=true"), plain.target("Intake, search off, beside")],
+          [bareFts, bare],
+          [plain.target("Intake, stats on (default)"), uncounted.target("Intake, INTAKE_SERVICE_STATS=false, beside")],
+        ],
+        ingestPairPlan,
+      )) as [[Series, Series], [Series, Series], [Series, Series]];
+      const floorRatio = pairedRatio(ftsFloor, plainFloor);
+      rows.push({
+        scenario: 18,
+        title: "Signed ingest, INTAKE_EVENT_SEARCH=true vs false, SQLite FULL, group commit",
+        goal: `≥ ${SEARCH_GOAL.toFixed(2)}×`,
+        measured: beside(searchOn, searchOff),
+        status: againstFloor([pairedRatio(searchOn, searchOff) >= SEARCH_GOAL, floorRatio >= SEARCH_GOAL]),
+      });
+      rows.push({
+        scenario: 18,
+        title: "… its floor: the independent floor with an FTS5 trigram index vs without",
+        goal: "(reported)",
+        measured: beside(ftsFloor, plainFloor),
+        status: "reported",
+      });
+      rows.push({
+        scenario: 18,
+        title: "Signed ingest, INTAKE_SERVICE_STATS=true (default) vs false, SQLite FULL, group commit",
+        goal: `≥ ${STATS_GOAL.toFixed(2)}×`,
+        measured: beside(statsOn, statsOff),
+        status: pairedRatio(statsOn, statsOff) >= STATS_GOAL ? "met" : "missed",
+      });
+    } finally {
+      for (const ref of floors) await stop(ref.child);
+      for (const t of [plain, searching, uncounted]) await stopIntake(t.intake);
+    }
+
+    const off = await createScratchDatabase();
+    const on = "unreachable" in off ? off : await createScratchDatabase();
+    if ("unreachable" in off || "unreachable" in on) {
+      const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${"unreachable" in off ? off.unreachable : ""})`;
+      log(`  SKIPPED (PostgreSQL): ${why}`);
+      rows.push({
+        scenario: 18,
+        title: "Signed ingest, search on vs off, PostgreSQL",
+        goal: "≥ 0.80×",
+        measured: why,
+        status: "skipped",
+      });
+      if (!("unreachable" in off)) await off.drop();
+      return;
+    }
+    try {
+      const pgOff = await twin(spec("options-pg-search-off", { ...group, DATABASE_URL: off.url }));
+      const pgOn = await twin(
+        spec("options-pg-search-on", { ...group, DATABASE_URL: on.url, INTAKE_EVENT_SEARCH: "true" }),
+      );
+      try {
+        const [[a, b]] = (await sideBySide(
+          18,
+          [
+            [
+              pgOn.target("Intake on PostgreSQL, INTAKE_EVENT_SEARCH=true"),
+              pgOff.target("Intake on PostgreSQL, search off, beside"),
+            ],
+          ],
+          ingestPairPlan,
+        )) as [[Series, Series]];
+        const row: Row = {
+          scenario: 18,
+          title: "Signed ingest, INTAKE_EVENT_SEARCH=true vs false, PostgreSQL, group commit",
+          goal: `≥ ${SEARCH_GOAL.toFixed(2)}×`,
+          measured: beside(a, b),
+          status: pairedRatio(a, b) >= SEARCH_GOAL ? "met" : "missed",
+        };
+        rows.push(row);
+      } finally {
+        await stopIntake(pgOn.intake);
+        await stopIntake(pgOff.intake);
+      }
+    } finally {
+      await on.drop();
+      await off.drop();
+    }
+  });
+}

@@ -1,0 +1,33 @@
+/** The tenant's services, every page of them: for names beside ids and the explorer's service filter. */
+import { useEffect, useState } from "preact/hooks";
+import type { Service } from "../../gen/intake/v1/services_pb.ts";
+import { type ApiFailure, api, failureOf } from "./api.ts";
+
+export async function allServices(signal?: AbortSignal): Promise<Service[]> {
+  const all: Service[] = [];
+  let cursor: string | undefined;
+  do {
+    const res = await api.services.listServices({ limit: 100, cursor }, { signal });
+    all.push(...res.data);
+    cursor = res.nextCursor;
+  } while (cursor);
+  return all;
+}
+
+export function useServices(): {
+  services: Service[] | null;
+  names: ReadonlyMap<string, string>;
+  failure: ApiFailure | null;
+} {
+  const [services, setServices] = useState<Service[] | null>(null);
+  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  useEffect(() => {
+    const abort = new AbortController();
+    allServices(abort.signal).then(setServices, (error) => {
+      if (!abort.signal.aborted) setFailure(failureOf(error));
+    });
+    return () => abort.abort();
+  }, []);
+  const names = new Map((services ?? []).map((s) => [s.id, s.serviceName]));
+  return { services, names, failure };
+}
