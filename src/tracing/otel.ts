@@ -302,8 +302,10 @@ export async function createOtelTracer(config: TracingConfig, version: string): 
     commit(waits, size, fn) {
       const links: Link[] = [];
       for (const w of waits) if (w !== null) links.push({ context: (w as Wait).span.spanContext() });
-      // No traced request waits for it: no span (and no context switch) for this commit.
-      if (links.length === 0) return fn();
+      // No traced request waits for it: no span for this commit. The committer's timer and
+      // its chain of flushes may have been started inside a traced request and carry its
+      // context; the write must not become a child of that request (ended long since).
+      if (links.length === 0) return trace.getSpan(active()) === undefined ? fn() : contexts.with(ROOT_CONTEXT, fn);
       return commitSpan(waits, links, size, fn);
     },
     async shutdown() {
