@@ -20,7 +20,8 @@
  * Flags: --smoke, --only 1,3,5, --rounds N, --duration S, --threads N, --profile (Intake under
  * `bun --cpu-prof`; profiles in bench/results/profiles/), --keep (keep the temp data dirs),
  * --no-pin (run the read scenarios unpinned too), --floor-in-intake (scenario 2 also serves its
- * floor from a process running Intake's app: bench/baseline.ts FLOOR_IN_INTAKE=1).
+ * floor from a process running Intake's app: bench/baseline.ts FLOOR_IN_INTAKE=1),
+ * --search-events N (scenario 17's stored events; default 1,000,000).
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { totalmem } from "node:os";
@@ -60,6 +61,7 @@ const { values: flags } = parseArgs({
     keep: { type: "boolean", default: false },
     "no-pin": { type: "boolean", default: false },
     "floor-in-intake": { type: "boolean", default: false },
+    "search-events": { type: "string" },
   },
 });
 
@@ -111,6 +113,9 @@ const settings: Settings = {
   expiredEvents: { sqlite: smoke ? 100_000 : 600_000, postgres: smoke ? 100_000 : 400_000 },
   incidentsSmall: 1_000,
   incidentsLarge: smoke ? 20_000 : 1_000_000,
+  // Scenario 17: §18's 1M. Seeding it and building the trigram index over 1 GB of payloads
+  // takes most of an hour on this 2-core machine; --search-events runs it smaller, and says so.
+  searchEvents: Number(flags["search-events"] ?? (smoke ? 20_000 : 1_000_000)),
   profile: flags.profile === true,
   floorInIntake: flags["floor-in-intake"] === true,
   /** The read scenarios' CPUs (see the header): servers, then wrk; null: unpinned. */

@@ -7,7 +7,8 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
-import { createDomain, type Domain, openStore } from "./app.ts";
+import { openStore } from "./adapters.ts";
+import { createDomain, type Domain } from "./app.ts";
 import { createMemoryCache } from "./cache/memory.ts";
 import { type Config, ConfigError, describeStore, invokedAs, loadKeyMaterial, parseConfig, version } from "./config.ts";
 import { ENVIRONMENT } from "./config-environment.ts";

@@ -12,7 +12,7 @@ const TEST_DIR = import.meta.dir;
 /** What only the slow tier may do, each with the words a file shows when it does it. */
 const SLOW: Array<[string, RegExp]> = [
   ["starts a process", /\bBun\.spawn(Sync)?\(|node:child_process|support\/intake-process\.ts/],
-  ["drives a browser", /playwright|support\/browser\.ts/],
+  ["drives a browser", /playwright|puppeteer|lighthouse|support\/browser\.ts/],
   ["runs the compiled binary", /scripts\/build\.ts|dist\/intake/],
 ];
 

@@ -54,6 +54,7 @@ export interface Settings {
   pageDepth: number;
   poolSize: number;
   feedEvents: number;
+  searchEvents: number;
   expiredEvents: { sqlite: number; postgres: number };
   /** Scenario 16: the incidents of its small and its large tenant. */
   incidentsSmall: number;

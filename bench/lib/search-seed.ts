@@ -1,6 +1,7 @@
 /**
  * Scenario 17's data: `count` events of ~1 KiB for one tenant, written through the store port
- * (positions, types and ids as ingest writes them), received over the last `days` days in order
+ * (on SQLite its own insert, in-thread and unsynced, in batches of 10,000; positions, types and
+ * ids as ingest writes them), received over the last `days` days in order
  * (each id made at its event's received time, as ingest makes it). Each payload is JSON with a
  * `type` (one of TYPES), a customer id, an e-mail and an invoice of random hex, so the trigram
  * index sees text of realistic variety. Each of RARE_TERMS occurs in exactly `rareHits` events,
@@ -9,16 +10,19 @@
  * restart with INTAKE_EVENT_SEARCH=true does), so the Intake started on it finds it built.
  */
 
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { createIdGenerator } from "../../src/domain/ids.ts";
 import type { NewEvent } from "../../src/domain/ports/store.ts";
 import { createPostgresStore } from "../../src/store/postgres/store.ts";
+import { createEventInsert } from "../../src/store/sqlite/event-insert.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { vacuumEvents } from "./postgres.ts";
 
 export const TYPES = Array.from({ length: 20 }, (_, i) => `bench.kind${String(i).padStart(2, "0")}`);
 export const RARE_TERMS = Array.from({ length: 10 }, (_, j) => `zqrare${j}x`);
 const DAY_MS = 86_400_000;
-const BATCH = 1_000;
+const BATCH = 10_000;
 
 function hex(bytes: number): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
@@ -69,6 +73,19 @@ export async function seedSearchEvents(opts: {
   const newId = createIdGenerator(() => Math.floor(at));
   const store = open(false);
   await store.migrate();
+  let write = (batch: NewEvent[]) => store.events.insertBatch(batch).then(() => {});
+  let unsynced: Database | null = null;
+  if (!postgres) {
+    // The store's own insert on a connection of the seed's, without a sync per batch: the
+    // writer worker's fsyncs are what ingest pays, not what a seed needs to measure reads.
+    await store.close();
+    unsynced = new Database(opts.database);
+    unsynced.exec("PRAGMA synchronous = OFF");
+    const insert = createEventInsert(unsynced);
+    write = async (batch) => {
+      insert(batch);
+    };
+  }
   try {
     for (let done = 0; done < opts.count; done += BATCH) {
       const batch: NewEvent[] = [];
@@ -91,12 +108,20 @@ export async function seedSearchEvents(opts: {
           type,
         });
       }
-      await store.events.insertBatch(batch);
+      await write(batch);
     }
   } finally {
-    await store.close();
+    if (unsynced) unsynced.close();
+    else await store.close();
   }
-  if (postgres) await vacuumEvents(opts.database);
+  if (postgres) {
+    await vacuumEvents(opts.database);
+    // The index build below runs on the store's connection: give it room to sort in memory.
+    const sql = new SQL(opts.database);
+    const name = new URL(opts.database).pathname.slice(1);
+    await sql.unsafe(`ALTER DATABASE "${name}" SET maintenance_work_mem = '1GB'`);
+    await sql.close();
+  }
   // Opened once with the index on: it is built over everything stored, then kept by ingest.
   const indexed = open(true);
   await indexed.migrate();

@@ -75,7 +75,18 @@ const bearer: Interceptor = (next) => async (req) => {
   }
 };
 
-const transport = createConnectTransport({ baseUrl: location.origin, interceptors: [bearer] });
+/**
+ * A streaming call (a live tail) is sent at low fetch priority: it stays open for the life of
+ * the view, and must not hold back the page's own first calls, nor count as the page still
+ * loading for tools that wait for its important requests to end (Lighthouse's load wait).
+ * The Connect protocol marks a streaming request by its content type, `application/connect+…`.
+ */
+const fetchForCall: typeof fetch = (input, init) => {
+  const streaming = new Headers(init?.headers).get("content-type")?.startsWith("application/connect+") ?? false;
+  return fetch(input, streaming ? { ...init, priority: "low" } : init);
+};
+
+const transport = createConnectTransport({ baseUrl: location.origin, interceptors: [bearer], fetch: fetchForCall });
 
 export interface Api {
   tokens: Client<typeof ApiTokenService>;

@@ -110,6 +110,8 @@ function Header({ path }: { path: string }) {
               onClick={(e) => {
                 e.preventDefault();
                 navigate(item.path);
+                // Also when it is the page already shown (no path change closes it then).
+                setOpen(false);
               }}
             >
               {item.label}

@@ -91,7 +91,7 @@ describe.if(present)("the console's first-run journey", () => {
     await page.getByRole("link", { name: "Overview" }).click();
     await page
       .getByRole("status")
-      .getByText(/^Live:/)
+      .getByText(/^Live: new events/)
       .waitFor();
     const latest = page.getByRole("row").filter({ hasText: '{"type":"invoice.created","amount":4200}' });
     expect((await signedPost(serviceId, secret, '{"type":"invoice.created","amount":4200}')).status).toBe(202);

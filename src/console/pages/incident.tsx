@@ -64,7 +64,8 @@ export function IncidentPage({ id, identity }: { id: string; identity: Identity 
 
 function IncidentView({ first, identity }: { first: Incident; identity: Identity | null }) {
   const [incident, setIncident] = useState(first);
-  const [serviceName, setServiceName] = useState<string | null>(null);
+  // undefined while it loads ("…", one short line: the page below does not move when it comes), null if unknown.
+  const [serviceName, setServiceName] = useState<string | null | undefined>(undefined);
   const [events, setEvents] = useState<Event[] | null>(null);
   const [eventsCursor, setEventsCursor] = useState<string | undefined>(undefined);
   const cursorRef = useRef<string | undefined>(undefined);
@@ -82,7 +83,7 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
   useEffect(() => {
     api.services.getService({ id: serviceId }).then(
       (res) => setServiceName(res.service?.serviceName ?? null),
-      () => undefined,
+      () => setServiceName(null),
     );
     void (async () => {
       const names = new Map<string, string>();
@@ -199,7 +200,7 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
         </dd>
         <dt>Service</dt>
         <dd>
-          <Link to={`/services/${serviceId}`}>{serviceName ?? serviceId}</Link>
+          <Link to={`/services/${serviceId}`}>{serviceName === undefined ? "…" : (serviceName ?? serviceId)}</Link>
           {" · "}
           <Link to={incidentsPath({ serviceId })}>its incidents</Link>
         </dd>

@@ -45,13 +45,14 @@ export function OpenIncidents() {
     <section aria-labelledby="overview-incidents">
       <h2 id="overview-incidents">Open incidents</h2>
       <IncidentLiveStatus state={live} />
-      {open && (
-        <ul class="cards severities">
+      {/* The cards hold their place while the count loads (nothing below them moves), unless it cannot load. */}
+      {(open !== null || live.kind !== "stopped") && (
+        <ul class="cards severities" aria-busy={open === null}>
           {SEVERITIES.map((severity) => (
             <li key={severity} class={counts.get(severity) ? `has-${severity}` : undefined}>
               <Link to={incidentsPath({ status: "open", severity })}>
                 <strong>
-                  {counts.get(severity) ?? 0}
+                  {open ? (counts.get(severity) ?? 0) : "…"}
                   {capped && "+"}
                 </strong>{" "}
                 <SeverityBadge severity={severity} />

@@ -70,28 +70,31 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
   return (
     <main>
       <h1>{identity ? identity.tenant.name : "Overview"}</h1>
-      {identity && (
-        <p class="meta">
-          Tenant <Id value={identity.tenant.id} label="tenant id" /> · {identity.tenant.permissionMode}
-          {identity.self && (
-            <>
-              {" · signed in as "}
-              <strong>{identity.self.name}</strong> ({identity.self.scope}, {identity.self.role})
-            </>
-          )}
-        </p>
-      )}
+      {/* The line and the cards hold their place while they load: nothing below them moves. */}
+      <p class="meta">
+        {identity ? (
+          <>
+            Tenant <Id value={identity.tenant.id} label="tenant id" /> · {identity.tenant.permissionMode}
+            {identity.self && (
+              <>
+                {" · signed in as "}
+                <strong>{identity.self.name}</strong> ({identity.self.scope}, {identity.self.role})
+              </>
+            )}
+          </>
+        ) : (
+          "\u00a0"
+        )}
+      </p>
       <ErrorNotice failure={failure} />
-      {services !== null && tokens !== null && (
-        <ul class="cards">
-          <li>
-            <strong>{services}</strong> {services === 1 ? "service" : "services"}
-          </li>
-          <li>
-            <strong>{tokens}</strong> active API {tokens === 1 ? "token" : "tokens"}
-          </li>
-        </ul>
-      )}
+      <ul class="cards" aria-busy={services === null || tokens === null}>
+        <li>
+          <strong>{services ?? "…"}</strong> {services === 1 ? "service" : "services"}
+        </li>
+        <li>
+          <strong>{tokens ?? "…"}</strong> active API {tokens === 1 ? "token" : "tokens"}
+        </li>
+      </ul>
       <OpenIncidents />
       <h2>Latest events</h2>
       <p class="meta">
