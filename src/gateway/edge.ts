@@ -460,7 +460,7 @@ function openSpan(tracer: Tracer, request: Request): TraceSpan | null {
   return tracer.serverSpan({
     method: request.method,
     scheme: "http",
-    host: headers.get("host"),
+    host: () => headers.get("host"),
     headers: (name) => headers.get(name),
   });
 }
