@@ -13,12 +13,14 @@
  * scenarios (where taskset and two cores exist).
  *
  * Usage: bun bench/pair-resolution.ts [--rounds 8] [--duration 4] [--read /v1/tenant]
- *   [--env-b '{"INTAKE_METRICS":"false"}'] [--checkout-b <dir>] [--b-floor]
+ *   [--env-b '{"INTAKE_METRICS":"false"}'] [--checkout-b <dir>] [--b-floor] [--nats]
  * (--env-b: B's extra variables, to measure an A/B pair the same two ways; --checkout-b: B runs
  * `bun src/cli.ts` from another checkout, e.g. a `git worktree` of the commit before a change,
  * with its own `bun install`: a before/after pair; --b-floor: B is scenario 3's independent
  * floor, bench/floor-ingest-bare.ts, instead of a second Intake, and --env-b its variables, e.g.
- * `{"FLOOR_FTS":"1"}`).
+ * `{"FLOOR_FTS":"1"}`; --nats: B exports to a `nats-server -js` of this run's own (scenario
+ * 14's pair), each of B's one-after-the-other rounds is counted until its export caught up, and
+ * the nats-server's CPU per B request is printed beside the servers').
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,11 +50,13 @@ const { values: flags } = parseArgs({
     "checkout-b": { type: "string" },
     read: { type: "string" },
     "b-floor": { type: "boolean", default: false },
+    nats: { type: "boolean", default: false },
   },
 });
 const rounds = Number(flags.rounds);
 const durationS = Number(flags.duration);
 const envB = JSON.parse(flags["env-b"] as string) as Record<string, string>;
+const NATS_SERVER = process.env.INTAKE_NATS_SERVER ?? "/usr/sbin/nats-server";
 const readPath = flags.read;
 const pin = readPath !== undefined && navigator.hardwareConcurrency >= 2 && Bun.which("taskset") !== null;
 
@@ -63,7 +67,19 @@ const keys = makeKeys();
 /** A side: its server, and the pool file of its signed requests (ingest) or its bearer token (reads). */
 type Side = { intake: Pick<RunningIntake, "name" | "url" | "pid" | "stop">; pool: string; token: string };
 const sides: Side[] = [];
+let nats: ReturnType<typeof Bun.spawn> | null = null;
 try {
+  if (flags.nats) {
+    const port = freePort();
+    nats = track(
+      Bun.spawn([NATS_SERVER, "-js", "-a", "127.0.0.1", "-p", String(port), "-sd", join(dir, "nats")], {
+        stdout: "ignore",
+        stderr: "ignore",
+      }),
+    );
+    envB.INTAKE_EXPORT_NATS_URL = `nats://127.0.0.1:${port}`;
+    envB.INTAKE_EXPORT_NATS_STREAM = "PAIR";
+  }
   for (const [name, env] of [
     ["a", {}],
     ["b", envB],
@@ -139,11 +155,27 @@ try {
   };
   await Promise.all([load(a, 2), load(b, 2)]); // warm-up
   const ratios = { "one after the other": [] as number[], "side by side": [] as number[] };
-  const cpu = { a: [] as number[], b: [] as number[], ratio: [] as number[] };
+  const cpu = { a: [] as number[], b: [] as number[], ratio: [] as number[], nats: [] as number[] };
+  /** B's export has published everything committed (up to 60 s). */
+  const caughtUp = async (side: Side) => {
+    const until = performance.now() + 60_000;
+    while (performance.now() < until) {
+      const text = await (await fetch(`${side.intake.url}/metrics`)).text();
+      if (/^intake_export_lag_events 0$/m.test(text)) return;
+      await Bun.sleep(50);
+    }
+    throw new Error("the export did not catch up in 60 s");
+  };
   /** A run of one side alone, and the server's CPU µs per request meanwhile (all its threads). */
   const alone = async (side: Side) => {
+    const exporting = nats !== null && side === sides[1];
+    if (exporting) await caughtUp(side);
     const before = processCpuNs(side.intake.pid);
+    const natsBefore = nats ? processCpuNs(nats.pid) : 0;
     const r = await load(side, durationS);
+    if (exporting) await caughtUp(side);
+    const natsUs = nats ? (processCpuNs(nats.pid) - natsBefore) / 1000 / r.requests : 0;
+    if (exporting) cpu.nats.push(natsUs);
     return { r, cpuUs: (processCpuNs(side.intake.pid) - before) / 1000 / r.requests };
   };
   for (let round = 0; round < rounds; round++) {
@@ -173,7 +205,12 @@ try {
   console.log(
     `server CPU per request, one after the other: A ${median(cpu.a).toFixed(2)} µs, B ${median(cpu.b).toFixed(2)} µs; B/A median ${median(cpu.ratio).toFixed(3)}, per round ${Math.min(...cpu.ratio).toFixed(3)}–${Math.max(...cpu.ratio).toFixed(3)} (above 1: A is cheaper)`,
   );
+  if (nats !== null)
+    console.log(
+      `nats-server CPU per B request (B's rounds, until its export caught up): ${median(cpu.nats).toFixed(2)} µs, per round ${Math.min(...cpu.nats).toFixed(2)}–${Math.max(...cpu.nats).toFixed(2)}`,
+    );
 } finally {
   for (const side of sides) await side.intake.stop();
+  if (nats !== null) await stop(nats);
   rmSync(dir, { recursive: true, force: true });
 }

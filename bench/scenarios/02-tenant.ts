@@ -5,6 +5,7 @@
 import type { Harness } from "../lib/harness.ts";
 import { fmtMs, fmtRatio, fmtRps, pairedRatio, type Series, summarize } from "../lib/report.ts";
 import type { ReadProcesses } from "./read-processes.ts";
+import { tracingRows } from "./tracing-rows.ts";
 
 export async function run(h: Harness, read: ReadProcesses): Promise<void> {
   const {
@@ -155,5 +156,6 @@ export async function run(h: Harness, read: ReadProcesses): Promise<void> {
         status: "reported",
       });
     }
+    await tracingRows(h, 2);
   });
 }

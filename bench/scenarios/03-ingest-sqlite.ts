@@ -20,6 +20,7 @@ import {
 import { writePool } from "../lib/pool.ts";
 import { memoryOf, REPO_ROOT, stop } from "../lib/procs.ts";
 import { fmtMs, fmtRatio, fmtRps, median, pairedRatio, type Series, summarize } from "../lib/report.ts";
+import { tracingRows } from "./tracing-rows.ts";
 
 export async function run(h: Harness, baseline: Reference | null): Promise<void> {
   const {
@@ -242,5 +243,7 @@ export async function run(h: Harness, baseline: Reference | null): Promise<void>
       await stopIntake(off);
       await stopIntake(limited);
     }
+    // After the processes above stopped: four more Intakes beside them would crowd the cores.
+    await tracingRows(h, 3);
   });
 }

@@ -109,3 +109,17 @@ export const api: Api = {
   audit: createClient(AuditService, transport),
   incidents: createClient(IncidentService, transport),
 };
+
+/** Every item of a paged list, in order: `page(cursor)` reads one page (the first with no cursor). */
+export async function readAll<T>(
+  page: (cursor: string | undefined) => Promise<{ data: T[]; nextCursor?: string }>,
+): Promise<T[]> {
+  const all: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const res = await page(cursor);
+    all.push(...res.data);
+    cursor = res.nextCursor;
+  } while (cursor);
+  return all;
+}

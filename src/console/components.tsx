@@ -56,10 +56,12 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
 /**
  * A control the signed-in token may not use is shown disabled, with the reason next to it
  * (and linked to it for screen readers). With `confirm`, a click first asks (a modal dialog)
- * and `onClick` runs only when the person confirms.
+ * and `onClick` runs only when the person confirms. `label` names it for screen readers when its
+ * text is short ("Revoke", named "Revoke dashboard"): it must begin with that text (WCAG 2.5.3).
  */
 export function Action(props: {
   onClick: () => void;
+  label?: string;
   denied: string | null;
   children: ComponentChildren;
   kind?: "danger" | "primary";
@@ -74,6 +76,7 @@ export function Action(props: {
       <button
         type="button"
         class={props.kind ?? ""}
+        aria-label={props.label}
         disabled={disabled}
         aria-describedby={props.denied ? reasonId : undefined}
         aria-haspopup={props.confirm ? "dialog" : undefined}
@@ -106,10 +109,19 @@ export function pretty(payload: Uint8Array): string {
   }
 }
 
-/** Whether a live view is receiving, and why not when it is not. */
-export function LiveStatus({ state }: { state: LiveState }) {
+/**
+ * Whether a live view is receiving, and why not when it is not; `arriving` says what appears
+ * while it is live (by default new events).
+ */
+export function LiveStatus({
+  state,
+  arriving = "new events appear here as they arrive",
+}: {
+  state: LiveState;
+  arriving?: string;
+}) {
   let text = "Connecting…";
-  if (state.kind === "live") text = "Live: new events appear here as they arrive.";
+  if (state.kind === "live") text = `Live: ${arriving}.`;
   if (state.kind === "reconnecting") text = `Reconnecting (${state.failure.message})…`;
   if (state.kind === "stopped") text = `Not live: ${state.failure.message}`;
   return (

@@ -57,3 +57,25 @@ export function firstLine(payload: Uint8Array): string {
   const chars = Array.from(line);
   return chars.length > FIRST_LINE_MAX ? `${chars.slice(0, FIRST_LINE_MAX).join("")}…` : line;
 }
+
+const ALERT_ACTIONS = new Set(["trigger", "acknowledge", "resolve"]);
+
+/**
+ * What a row shows as an event's type: the API's `type` (§18), else, for an alert event (§17: a
+ * JSON body with a top-level `event_action`, which has no `type` of its own), "alert · <action>".
+ * A console label only: the API's `type` of an alert event stays null, and the explorer's type
+ * filter does not match it. Null for any other event.
+ */
+export function typeLabel(event: { type?: string; payload: Uint8Array }): string | null {
+  if (event.type) return event.type;
+  const text = utf8.decode(event.payload);
+  // Only a JSON object naming event_action can be one: any other body is not parsed.
+  if (!text.includes('"event_action"') || !text.trimStart().startsWith("{")) return null;
+  try {
+    const body = JSON.parse(text) as { event_action?: unknown };
+    const action = body.event_action;
+    return typeof action === "string" && ALERT_ACTIONS.has(action) ? `alert · ${action}` : null;
+  } catch {
+    return null;
+  }
+}

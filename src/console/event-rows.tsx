@@ -1,12 +1,14 @@
 /**
  * One compact row per event (SPEC §22): time, service, type, id, the payload's first line; the
  * id links to the event page, where the payload is shown whole. Used by the events explorer and
- * the service page, so neither lays out a payload at full length.
+ * the service page, so neither lays out a payload at full length. An alert event (§17), which
+ * has no type, shows "alert · <action>" in its place. On a phone each row is a dense card of
+ * three lines (explorer.css): time and service, type and the id abbreviated, the first line.
  */
 import type { Event } from "../../gen/intake/v1/ingest_pb.ts";
-import { firstLine } from "./event-query.ts";
+import { firstLine, typeLabel } from "./event-query.ts";
+import { abbreviated } from "./ui/copy.tsx";
 import { Link } from "./ui/states.tsx";
-
 import { Time } from "./ui/time.tsx";
 
 export function EventRows(props: {
@@ -41,10 +43,12 @@ export function EventRows(props: {
                   <Link to={`/services/${e.serviceId}`}>{names.get(e.serviceId) ?? e.serviceId}</Link>
                 </td>
               )}
-              <td data-label="Type">{e.type ? <code>{e.type}</code> : <span class="meta">—</span>}</td>
+              <td data-label="Type">
+                <TypeCell type={e.type} label={typeLabel(e)} />
+              </td>
               <td data-label="Id">
-                <Link to={`/events/${e.id}`} class="event-id">
-                  {e.id}
+                <Link to={`/events/${e.id}`} class="event-id" data-short={abbreviated(e.id)}>
+                  <span>{e.id}</span>
                 </Link>
               </td>
               <td data-label="Payload" class="first-line">
@@ -56,4 +60,11 @@ export function EventRows(props: {
       </table>
     </div>
   );
+}
+
+/** The API's type as code; an alert event's label as words (it is not a type to filter by); else a dash. */
+function TypeCell({ type, label }: { type: string | undefined; label: string | null }) {
+  if (type) return <code>{type}</code>;
+  if (label) return <span class="alert-type">{label}</span>;
+  return <span class="meta">—</span>;
 }

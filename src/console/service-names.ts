@@ -1,17 +1,10 @@
 /** The tenant's services, every page of them: for names beside ids and the explorer's service filter. */
 import { useEffect, useState } from "preact/hooks";
 import type { Service } from "../../gen/intake/v1/services_pb.ts";
-import { type ApiFailure, api, failureOf } from "./api.ts";
+import { type ApiFailure, api, failureOf, readAll } from "./api.ts";
 
-export async function allServices(signal?: AbortSignal): Promise<Service[]> {
-  const all: Service[] = [];
-  let cursor: string | undefined;
-  do {
-    const res = await api.services.listServices({ limit: 100, cursor }, { signal });
-    all.push(...res.data);
-    cursor = res.nextCursor;
-  } while (cursor);
-  return all;
+export function allServices(signal?: AbortSignal): Promise<Service[]> {
+  return readAll((cursor) => api.services.listServices({ limit: 100, cursor }, { signal }));
 }
 
 export function useServices(): {

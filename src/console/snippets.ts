@@ -24,22 +24,30 @@ function shellQuote(text: string): string {
 
 const SAMPLE = '{"type":"test.ping","message":"hello from my sender"}';
 
+/** The shell snippets' first lines: the secret (from the environment), the URL and the body. */
+function shellVariables(url: string): string {
+  return `SECRET="$INTAKE_SIGNING_SECRET"   # whsec_…, shown once when the service was created or rotated
+URL=${shellQuote(url)}
+BODY=${shellQuote(SAMPLE)}
+`;
+}
+
+/** The shell snippets' last curl arguments: the body, and the status printed after the answer. */
+const SEND_BODY = `--data-raw "$BODY" -w '\\nHTTP %{http_code}\\n'`;
+
 function stripeCurl(url: string): Snippet {
   return {
     title: "curl + openssl",
     needs: "bash, curl, openssl",
     language: "bash",
     code: `# X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">, keyed with the whole secret.
-SECRET="$INTAKE_SIGNING_SECRET"   # whsec_…, shown once when the service was created or rotated
-URL=${shellQuote(url)}
-BODY=${shellQuote(SAMPLE)}
-TS=$(date +%s)
+${shellVariables(url)}TS=$(date +%s)
 SIG=$(printf '%s.%s' "$TS" "$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')
 # Send the same Idempotency-Key again when you retry this event.
 curl -sS "$URL" -H 'content-type: application/json' \\
   -H "X-Service-Signature: t=$TS,v1=$SIG" \\
   -H "Idempotency-Key: $(openssl rand -hex 16)" \\
-  --data-raw "$BODY" -w '\\nHTTP %{http_code}\\n'
+  ${SEND_BODY}
 `,
   };
 }
@@ -81,10 +89,7 @@ function standardCurl(url: string): Snippet {
     language: "bash",
     code: `# Standard Webhooks: webhook-signature is v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">,
 # keyed with the base64 decoding of the secret after whsec_.
-SECRET="$INTAKE_SIGNING_SECRET"   # whsec_…, shown once when the service was created or rotated
-URL=${shellQuote(url)}
-BODY=${shellQuote(SAMPLE)}
-ID="msg_$(openssl rand -hex 16)"   # also the event's idempotency key: send the same id when you retry
+${shellVariables(url)}ID="msg_$(openssl rand -hex 16)"   # also the event's idempotency key: send the same id when you retry
 TS=$(date +%s)
 KEY=\${SECRET#whsec_}
 while [ $(( \${#KEY} % 4 )) -ne 0 ]; do KEY="$KEY="; done   # padding, for a secret made before a scheme switch
@@ -92,7 +97,7 @@ KEY=$(printf '%s' "$KEY" | base64 -d | od -An -v -tx1 | tr -d ' \\n')
 SIG=$(printf '%s.%s.%s' "$ID" "$TS" "$BODY" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$KEY" -binary | base64)
 curl -sS "$URL" -H 'content-type: application/json' \\
   -H "webhook-id: $ID" -H "webhook-timestamp: $TS" -H "webhook-signature: v1,$SIG" \\
-  --data-raw "$BODY" -w '\\nHTTP %{http_code}\\n'
+  ${SEND_BODY}
 `,
   };
 }

@@ -84,6 +84,23 @@ export function createNatsPublisher(options: NatsPublisherOptions): ExportPublis
   }, 250);
   sweep.unref?.();
 
+  /** The connection once it is made and until it closes. */
+  let live: NatsConnection | null = null;
+
+  function send(nc: NatsConnection, message: ExportMessage, after: string | null): Promise<PublishAck> {
+    const header = headers();
+    header.set("Nats-Msg-Id", message.id);
+    if (after !== null) header.set("Nats-Expected-Last-Msg-Id", after);
+    const token = String(++nextToken);
+    const acked = new Promise<PublishAck>((resolve, reject) => {
+      waiting.set(token, { resolve, reject, deadline: performance.now() + options.publishTimeoutMs });
+    });
+    // Never retried here: a retry would land the message behind others already sent; the
+    // exporter resumes from the acknowledged position instead.
+    nc.publish(message.subject, message.body, { reply: `${inbox}.${token}`, headers: header });
+    return acked;
+  }
+
   function connection() {
     connecting ??= (async () => {
       const nc = await connect({
@@ -102,9 +119,12 @@ export function createNatsPublisher(options: NatsPublisherOptions): ExportPublis
       })().catch(() => {});
       nc.closed().then(() => {
         connecting = null;
+        live = null;
       });
       nc.subscribe(`${inbox}.*`, { callback: (_error, message) => acknowledged(message) });
-      return { nc, jsm: await jetstreamManager(nc) };
+      const jsm = await jetstreamManager(nc);
+      live = nc;
+      return { nc, jsm };
     })().catch((error: unknown) => {
       connecting = null;
       throw error;
@@ -135,19 +155,10 @@ export function createNatsPublisher(options: NatsPublisherOptions): ExportPublis
       }
     },
 
-    async publish(message: ExportMessage, after: string | null): Promise<PublishAck> {
-      const { nc } = await connection();
-      const header = headers();
-      header.set("Nats-Msg-Id", message.id);
-      if (after !== null) header.set("Nats-Expected-Last-Msg-Id", after);
-      const token = String(++nextToken);
-      const acked = new Promise<PublishAck>((resolve, reject) => {
-        waiting.set(token, { resolve, reject, deadline: performance.now() + options.publishTimeoutMs });
-      });
-      // Never retried here: a retry would land the message behind others already sent; the
-      // exporter resumes from the acknowledged position instead.
-      nc.publish(message.subject, message.body, { reply: `${inbox}.${token}`, headers: header });
-      return acked;
+    publish(message: ExportMessage, after: string | null): Promise<PublishAck> {
+      // Connected: sent within this call, so a burst of publishes leaves in one socket write.
+      if (live !== null) return send(live, message, after);
+      return connection().then(({ nc }) => send(nc, message, after));
     },
 
     async close() {

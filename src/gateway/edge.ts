@@ -25,7 +25,7 @@
  * Each request carries its `RestExchange`, passed explicitly from step to step. Two routers
  * lead into these steps and nothing else: Elysia's routes (gateway.ts; step 4's schemas are
  * Elysia's validators, between `transform` and the handler) and, under `serve`, the Bun
- * native routes of the operations declared `native` (`nativeRoutes`), which decode only a
+ * native routes of the operations declared `native` (native-routes.ts), which decode only a
  * plain path and query themselves and hand anything else to Elysia before step 1.
  */
 import { ConnectError } from "@connectrpc/connect";
@@ -51,8 +51,8 @@ import { judgeBody } from "./body.ts";
 import { compressed, compressibleType, pickEncoding } from "./compression.ts";
 import type { Cors } from "./cors.ts";
 import { responseForError } from "./errors.ts";
-import { PLAIN_SEGMENT, pathAndQuery, REQUEST_ID_HEADER, readCapped } from "./http.ts";
-import type { Call, Operation, QueryForm } from "./operation.ts";
+import { pathAndQuery, REQUEST_ID_HEADER, readCapped } from "./http.ts";
+import type { Call, Operation } from "./operation.ts";
 import { checkNumbers } from "./strict-numbers.ts";
 
 /** A REST request's exchange: what every step reads and notes. */
@@ -76,35 +76,6 @@ export class Buffered {
 interface Entered {
   principal: Principal | null;
   body: unknown;
-}
-
-const LIMIT = /^(?:[1-9][0-9]?|100)$/;
-const NO_INPUT = Object.freeze({});
-
-/**
- * A native route's query (without `?`) decoded as Elysia's query schema would for `form`, or
- * null when it holds anything else (a repeated or unknown key, `limit=05`, a percent-encoded
- * value): that request goes to Elysia. Defaults as the schemas give them (schemas.ts).
- */
-export function plainQuery(search: string, form: QueryForm): Record<string, unknown> | null {
-  // A route without a query schema ignores its query, in Elysia too.
-  if (form === "none") return NO_INPUT;
-  const input: Record<string, unknown> = form === "tokenPage" ? { limit: 20, include_revoked: false } : { limit: 20 };
-  if (search === "") return input;
-  const seen = new Set<string>();
-  for (const pair of search.split("&")) {
-    const eq = pair.indexOf("=");
-    const key = eq === -1 ? pair : pair.slice(0, eq);
-    const value = eq === -1 ? "" : pair.slice(eq + 1);
-    if (seen.has(key)) return null;
-    seen.add(key);
-    if (key === "limit" && LIMIT.test(value)) input.limit = Number(value);
-    else if (key === "cursor" && PLAIN_SEGMENT.test(value)) input.cursor = value;
-    else if (key === "include_revoked" && form === "tokenPage" && (value === "true" || value === "false"))
-      input.include_revoked = value === "true";
-    else return null;
-  }
-  return input;
 }
 
 export interface EdgeDeps {
@@ -346,7 +317,7 @@ export function createEdge(deps: EdgeDeps) {
     return cors === null ? null : cors.preflight(x.route, methods, x.request);
   }
 
-  /** Steps 1 to 7 in one go, for a native route: its path and query were decoded by `nativeRoutes`. */
+  /** Steps 1 to 7 in one go, for a native route: its path and query were decoded by native-routes.ts. */
   function serve(
     op: Operation,
     request: Request,
@@ -381,42 +352,6 @@ export function createEdge(deps: EdgeDeps) {
     );
   }
 
-  type Handle = (request: Request) => Response | Promise<Response>;
-
-  /**
-   * Bun.serve `routes` for the operations declared `native` (serve.ts): Bun's router matched
-   * the path; a request whose id or query is not in its plain form (percent-encoded, repeated,
-   * unknown keys), or of another method (HEAD), goes to `fallback` (Elysia) untouched.
-   */
-  function nativeRoutes(operations: readonly Operation[], fallback: Handle): Record<string, Record<string, Handle>> {
-    const table: Record<string, Record<string, Handle>> = {};
-    for (const op of operations) {
-      const form = op.native;
-      if (form === undefined) continue;
-      const named = /\/:([a-z_]+)$/.exec(op.path);
-      const name = named?.[1];
-      if (op.path.slice(0, named?.index).includes(":"))
-        throw new Error(`a native route names one last segment: ${op.path}`);
-      // Step 4 here is the plain decoding alone: a management body needs Elysia's schemas.
-      if (op.body === "json" || op.exists) throw new Error(`a native route takes no JSON body: ${op.path}`);
-      const prefix = named ? op.path.slice(0, named.index + 1) : op.path;
-      const route: Handle = (request) => {
-        if (request.method !== op.method) return fallback(request);
-        const [path, search] = pathAndQuery(request.url);
-        let params: Record<string, string> = NO_INPUT as Record<string, string>;
-        if (name !== undefined) {
-          const id = path.slice(prefix.length);
-          if (!path.startsWith(prefix) || !PLAIN_SEGMENT.test(id)) return fallback(request);
-          params = { [name]: id };
-        } else if (path !== op.path) return fallback(request);
-        const query = plainQuery(search, form);
-        return query ? serve(op, request, params, query) : fallback(request);
-      };
-      table[op.path] = { ...table[op.path], [op.method]: route };
-    }
-    return table;
-  }
-
   /** The main port's Connect or gRPC-Web call: its span is named by the RPC method (rpc.ts). */
   function rpcCall(x: RestExchange, service: string, method: string): void {
     if (x.span !== null) tracer?.rpcCall(x.span, service, method);
@@ -432,7 +367,6 @@ export function createEdge(deps: EdgeDeps) {
     finish,
     preflight,
     serve,
-    nativeRoutes,
     readBody: (request: Request) => readCapped(request, bodyCap),
   };
 }
@@ -460,7 +394,7 @@ function openSpan(tracer: Tracer, request: Request): TraceSpan | null {
   return tracer.serverSpan({
     method: request.method,
     scheme: "http",
-    host: headers.get("host"),
+    host: () => headers.get("host"),
     headers: (name) => headers.get(name),
   });
 }

@@ -24,6 +24,7 @@ import { healthOperations } from "./health.ts";
 import { ELYSIA_SETTINGS } from "./http.ts";
 import { incidentOperations } from "./incidents.ts";
 import { ingestOperations } from "./ingest.ts";
+import { nativeRoutes } from "./native-routes.ts";
 import type { Operation, OperationDomain } from "./operation.ts";
 import { rootRoutes } from "./root.ts";
 import { connectRoutes } from "./rpc.ts";
@@ -273,7 +274,7 @@ export async function createGateway(deps: GatewayDeps) {
     /** One request, through Elysia's router. */
     fetch,
     /** Bun.serve `routes` for the operations declared `native`; anything they do not take goes to `fetch`. */
-    nativeRoutes: () => edge.nativeRoutes(operations, fetch),
+    nativeRoutes: () => nativeRoutes(edge, operations, fetch),
     /** serve.ts: the Bun.serve now listening, whose idle timeout live streams lift (keepOpen). */
     listening(server: { timeout(request: Request, seconds: number): void }): void {
       listener = server;

@@ -28,7 +28,7 @@ import type { RestExchange } from "./edge.ts";
 
 export type ErrorCodes = Partial<Record<number, ErrorCode[]>>;
 
-/** The query a natively served read decodes itself: none, a page, or a token page (edge.ts `plainQuery`). */
+/** The query a natively served read decodes itself: none, a page, or a token page (native-routes.ts `plainQuery`). */
 export type QueryForm = "none" | "page" | "tokenPage";
 
 /** What a handler is given: the exchange, the admitted caller, and the decoded input. */

@@ -89,7 +89,7 @@ function openGrpcSpan(tracer: Tracer, req: Http2ServerRequest, path: string, val
   const span = tracer.serverSpan({
     method: req.method,
     scheme: "http",
-    host: headerValue(req.headers[":authority"]) ?? headerValue(req.headers.host),
+    host: () => headerValue(req.headers[":authority"]) ?? headerValue(req.headers.host),
     headers: (name) => headerValue(req.headers[name]),
   });
   if (span === null) return null;

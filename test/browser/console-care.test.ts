@@ -7,6 +7,7 @@
  * test-results/console/ like the first-run journey's.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import AxeBuilder from "@axe-core/playwright";
 import type { BrowserContext, Page } from "playwright-core";
 import { chromiumPresent, requireChromium } from "../support/browser.ts";
 import { check, expectAccessible, openTab, type Served, serveConsole, signIn } from "../support/console.ts";
@@ -173,6 +174,15 @@ describe.if(present)("the console's care", () => {
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: served.base });
     await acknowledged.getByRole("button", { name: `Copy incident id ${incidentId}` }).click();
     expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(incidentId);
+    // It says "Copied" in a status beside it for a moment, and keeps its name meanwhile: the
+    // name still begins with what the button shows (axe's label-content-name-mismatch).
+    await acknowledged.getByRole("status").filter({ hasText: "Copied" }).waitFor();
+    expect(await acknowledged.getByRole("button", { name: `Copy incident id ${incidentId}` }).count()).toBe(1);
+    const named = await new AxeBuilder({ page })
+      .options({ rules: { "label-content-name-mismatch": { enabled: true } } })
+      .withRules(["label-content-name-mismatch"])
+      .analyze();
+    expect(named.violations.map((v) => v.nodes.map((n) => n.target.join(" ")))).toEqual([]);
     await check(tab, "audit-names");
     await context.close();
   }, 60_000);

@@ -64,6 +64,37 @@ async function goTo(page: Page, link: string, heading: string): Promise<void> {
 }
 
 describe.if(present)("the console's incident pages", () => {
+  test("with nothing open, the overview's incidents part holds its place: nothing below it moves when the counts arrive, at 1280 and 390 px", async () => {
+    const tab = await signedInTab(world.ownerToken);
+    const { page } = tab;
+    const moved: string[] = [];
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      // The open incidents are read once the change stream is open: hold that read, look, let it go.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route("**/intake.v1.IncidentService/ListIncidents", async (route) => {
+        await held;
+        await route.continue();
+      });
+      await page.goto(`${served.base}/console`);
+      const below = page.getByRole("heading", { name: "Latest events" });
+      await below.waitFor();
+      await page.getByRole("heading", { name: "Acme" }).waitFor();
+      const before = (await below.boundingBox())?.y;
+      release();
+      await page.getByText("Nothing open: no alert needs anyone now.").waitFor();
+      await page.getByText(/^Live: incident changes/).waitFor();
+      const after = (await below.boundingBox())?.y;
+      if (before !== after) moved.push(`at ${width}px from ${before} to ${after}`);
+      await page.unroute("**/intake.v1.IncidentService/ListIncidents");
+    }
+    expect(moved).toEqual([]);
+    await tab.page.context().close();
+  }, 60_000);
+
   test("acknowledge then resolve after confirming, a cancel changes nothing, a new trigger appears live; the timeline, the overview's counts and the service's auto-resolve", async () => {
     const billing: Sender = await world.createService("billing");
     const disk = await trigger(world, billing, {

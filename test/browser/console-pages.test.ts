@@ -255,4 +255,79 @@ describe.if(present)("the console's pages as a whole", () => {
     expect(await problems(tab, "not-found")).toEqual([]);
     await context.close();
   }, 60_000);
+
+  test("at 390×844 each event row is a dense card: time and service, then type and id, then the payload's first line; the overview stays short", async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const tab = await signedInTab(context);
+    await visit(tab, { name: "overview", path: "", heading: "Acme" });
+    const rows = tab.page.locator("table.event-rows tbody tr");
+    // Every event of the world (18): the overview shows up to 20.
+    const count = await rows.count();
+    expect(count).toBe(18);
+    const top = async (row: ReturnType<typeof rows.nth>, label: string) =>
+      (await row.locator(`td[data-label="${label}"]`).boundingBox())?.y ?? Number.NaN;
+    const loose: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const row = rows.nth(i);
+      const box = await row.boundingBox();
+      const [received, service, type, id, payload] = await Promise.all(
+        ["Received", "Service", "Type", "Id", "Payload"].map((label) => top(row, label)),
+      );
+      const lines =
+        received === service &&
+        type === id &&
+        (type as number) > (received as number) &&
+        (payload as number) > (type as number);
+      if (!box || box.height > 100 || !lines)
+        loose.push(`row ${i}: ${box?.height}px, tops ${[received, service, type, id, payload]}`);
+    }
+    expect(loose).toEqual([]);
+    // The id is abbreviated to fit beside the type; its link still goes to the whole id's page.
+    const link = rows.first().locator("a.event-id");
+    const whole = (await link.textContent()) ?? "";
+    expect(await link.getAttribute("href")).toBe(`/console/events/${whole}`);
+    expect(await link.getAttribute("data-short")).toBe(`${whole.slice(0, 10)}…${whole.slice(-4)}`);
+    const height = (await tab.page.evaluate("document.documentElement.scrollHeight")) as number;
+    expect(height).toBeLessThan(3_000);
+    expect(await problems(tab, "overview at 390px")).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  test("an alert event's row says what it is ('alert · trigger', from its event_action) while the API's type stays null", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const tab = await signedInTab(context);
+    await visit(tab, { name: "events", path: "/events", heading: "Events" });
+    const types = await tab.page.locator('table.event-rows td[data-label="Type"]').allTextContents();
+    expect(types.filter((t) => t.startsWith("alert"))).toEqual([
+      "alert · resolve",
+      "alert · trigger",
+      "alert · acknowledge",
+      "alert · trigger",
+      "alert · trigger",
+    ]);
+    expect(types).not.toContain("—");
+    const row = tab.page.locator("table.event-rows tbody tr", { hasText: "alert · resolve" });
+    const id = (await row.locator("a.event-id").textContent()) ?? "";
+    const read = await cw.world.request("GET", `/v1/events/${id}`);
+    expect((read.body as { type: unknown }).type).toBeNull();
+    await row.locator("a.event-id").click();
+    await tab.page.getByRole("heading", { level: 1, name: "alert · resolve" }).waitFor();
+    await context.close();
+  }, 60_000);
+
+  test("the tokens table at 1280×800: each token's status in words, and its Revoke in a column of its own, on one line, named for the token", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const tab = await signedInTab(context);
+    await visit(tab, { name: "tokens", path: "/tokens", heading: "API tokens" });
+    const { page } = tab;
+    const headers = await page.locator("table thead th").allTextContents();
+    expect(headers).toEqual(["Name", "Prefix", "Scope", "Role", "Expires", "Last used", "Status", "Actions"]);
+    expect(await page.locator('td[data-label="Status"]').allTextContents()).toEqual(["active", "active"]);
+    const revoke = page.getByRole("button", { name: "Revoke dashboard", exact: true });
+    expect((await revoke.textContent())?.trim()).toBe("Revoke");
+    // One line of text: a button is 40 px tall (2.5rem) with one line, about 62 px with two.
+    expect((await revoke.boundingBox())?.height).toBeLessThan(48);
+    expect(await problems(tab, "tokens")).toEqual([]);
+    await context.close();
+  }, 60_000);
 });

@@ -12,6 +12,7 @@ import {
   firstLine,
   isoOfLocal,
   localOfIso,
+  typeLabel,
 } from "../../src/console/event-query.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -77,5 +78,26 @@ describe("a row's payload text", () => {
   test("a line of exactly 200 characters is shown whole", () => {
     const line = "x".repeat(FIRST_LINE_MAX);
     expect(firstLine(bytes(line))).toBe(line);
+  });
+});
+
+describe("a row's type", () => {
+  const event = (body: string, type?: string) => ({ type, payload: bytes(body) });
+
+  test("an event with a type shows it as the API gives it", () => {
+    expect(typeLabel(event('{"type":"invoice.paid"}', "invoice.paid"))).toBe("invoice.paid");
+  });
+
+  test("an alert event (top-level event_action, no type) reads 'alert · <action>' for each action", () => {
+    for (const action of ["trigger", "acknowledge", "resolve"]) {
+      expect(typeLabel(event(` {"event_action":"${action}","dedup_key":"db-disk"}`))).toBe(`alert · ${action}`);
+    }
+  });
+
+  test("a plain event with no type, an event_action that is not top-level, and a body that is not JSON have none", () => {
+    expect(typeLabel(event('{"message":"hi"}'))).toBeNull();
+    expect(typeLabel(event('{"data":{"event_action":"trigger"}}'))).toBeNull();
+    expect(typeLabel(event('"event_action" as text'))).toBeNull();
+    expect(typeLabel(event('{"event_action":"trigger"'))).toBeNull();
   });
 });

@@ -231,3 +231,61 @@ test("no OTLP endpoint: neither the OpenTelemetry SDK, its exporters nor the tra
   expect(loaded.some((id) => id.includes("@opentelemetry/sdk-trace"))).toBe(true);
   expect(loaded.some((id) => id.includes("src/tracing/otel.ts"))).toBe(true);
 }, 60_000);
+
+test("at a sampler ratio of 0, a request without traceparent or with an unsampled one leaves no span, and a caller's sampled trace is continued with its ingest commit", async () => {
+  const receiver = startOtlpReceiver();
+  const dir = mkdtempSync(join(tmpdir(), "intake-traces-ratio-"));
+  try {
+    const env = { INTAKE_DATA_DIR: dir, DATABASE_URL: `sqlite:${join(dir, "intake.sqlite")}` };
+    const boot = JSON.parse(await runCli(["bootstrap", "--tenant-name", "Ratio", "--create", "--json"], env)) as {
+      token: string;
+    };
+    const instance = await startIntake("ratio", {
+      ...env,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0",
+    });
+    const auth = { authorization: `Bearer ${boot.token}` };
+    const created = await instance.fetch("/v1/services", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ service_name: "ratio-service" }),
+    });
+    expect(created.status).toBe(201);
+    const service = (await created.json()) as { id: string; signing_secret: string };
+    const unsampled = callerTrace();
+    const notSampled = `00-${unsampled.traceId}-${unsampled.parentId}-00`;
+    for (let i = 0; i < 20; i++) {
+      expect((await instance.fetch("/v1/tenant", { headers: auth })).status).toBe(200);
+      expect((await instance.fetch("/v1/tenant", { headers: { ...auth, traceparent: notSampled } })).status).toBe(200);
+    }
+    const sampled = callerTrace();
+    const payload = JSON.stringify({ n: 1 });
+    const ingested = await instance.fetch(`/v1/ingest/${service.id}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-service-signature": sign(service.signing_secret, payload, Date.now()),
+        traceparent: sampled.traceparent,
+      },
+      body: payload,
+    });
+    expect(ingested.status).toBe(202);
+    await instance.stop();
+
+    const { spans } = receiver;
+    // Only the caller's sampled trace and the commit it waited for (sampled through its link).
+    const ingestSpan = serverSpanOf(spans, sampled.traceId);
+    expect(ingestSpan.name).toBe("POST /v1/ingest/{service_id}");
+    const wait = descendants(spans, ingestSpan).find((s) => s.name === "ingest commit wait");
+    const commit = spans.find((s) => s.name === "ingest commit" && s.links.some((l) => l.spanId === wait?.spanId));
+    expect(commit).toBeDefined();
+    const traces = new Set(spans.map((s) => s.traceId));
+    expect(traces).toEqual(new Set([sampled.traceId, commit?.traceId as string]));
+  } finally {
+    await stopAll();
+    await receiver.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);

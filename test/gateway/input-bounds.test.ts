@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { OPERATOR } from "../../src/domain/audit.ts";
-import { encodeCursor } from "../../src/domain/pagination.ts";
 import { createWorld, type Reply, type World } from "../support/harness.ts";
+import { sign } from "../support/signing.ts";
 
 let world: World | undefined;
 afterEach(async () => {
@@ -191,8 +191,18 @@ describe("cursors belong to one list of one tenant", () => {
     const w = await open();
     const a = await w.createService("a");
     const b = await w.createService("b");
-    // The cursor a's events list would hand out (no events needed to page from an id).
-    const cursor = encodeCursor(w.app.domain.newId(), { list: `events:${a.id.slice(4)}`, tenantId: w.tenantId });
+    // The cursor a's events list hands out after its first page of one.
+    for (const n of [1, 2]) {
+      const body = JSON.stringify({ n });
+      const sent = await w.request("POST", `/v1/ingest/${a.id}`, {
+        token: null,
+        body,
+        headers: { "x-service-signature": sign(a.secret, body, w.clock.now()) },
+      });
+      expect(sent.status).toBe(202);
+    }
+    const first = await w.request("GET", `/v1/services/${a.id}/events?limit=1`);
+    const cursor = first.body.next_cursor as string;
     expect((await w.request("GET", `/v1/services/${a.id}/events?cursor=${cursor}`)).status).toBe(200);
     expect400(await w.request("GET", `/v1/services/${b.id}/events?cursor=${cursor}`), "cursor");
   });

@@ -6,24 +6,13 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { AuditEvent } from "../../../gen/intake/v1/audit_pb.ts";
-import { api } from "../api.ts";
+import { api, readAll } from "../api.ts";
 import { Id, Link } from "../components.tsx";
 
 /** Names of the ids the log mentions: the tenant's services and tokens (revoked ones too). */
 interface Names {
   services: ReadonlyMap<string, string>;
   tokens: ReadonlyMap<string, string>;
-}
-
-async function readAll<T>(page: (cursor: string | undefined) => Promise<{ data: T[]; nextCursor?: string }>) {
-  const all: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const res = await page(cursor);
-    all.push(...res.data);
-    cursor = res.nextCursor;
-  } while (cursor);
-  return all;
 }
 
 /**

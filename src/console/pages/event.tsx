@@ -8,7 +8,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
 import { ErrorNotice, pretty } from "../components.tsx";
-import { explorerPath } from "../event-query.ts";
+import { explorerPath, typeLabel } from "../event-query.ts";
 import { CopyButton, Id } from "../ui/copy.tsx";
 import { Link, Loading, NotFound } from "../ui/states.tsx";
 import { Time } from "../ui/time.tsx";
@@ -65,7 +65,7 @@ export function EventPage({ id }: { id: string }) {
       <p class="meta">
         <Link to="/events">Events</Link> ›
       </p>
-      <h1>{event.type ?? "Event"}</h1>
+      <h1>{typeLabel(event) ?? "Event"}</h1>
       <dl class="facts">
         <dt>Id</dt>
         <dd>
@@ -88,7 +88,7 @@ export function EventPage({ id }: { id: string }) {
               <code>{event.type}</code> · <Link to={explorerPath({ type: event.type })}>events of this type</Link>
             </>
           ) : (
-            'none (the payload has no top-level string "type")'
+            `none (the payload has no top-level string "type")${typeLabel(event) ? "; an alert event (its event_action)" : ""}`
           )}
         </dd>
         <dt>Idempotency key</dt>

@@ -271,14 +271,8 @@ function FilterForm(props: {
             ))}
           </datalist>
         </label>
-        <label class="when">
-          Received from
-          <input type="datetime-local" value={after} onInput={(e) => setAfter(e.currentTarget.value)} />
-        </label>
-        <label class="when">
-          Received before
-          <input type="datetime-local" value={before} onInput={(e) => setBefore(e.currentTarget.value)} />
-        </label>
+        <When label="Received from" value={after} onInput={setAfter} />
+        <When label="Received before" value={before} onInput={setBefore} />
         <label>
           Incident
           <input
@@ -296,5 +290,15 @@ function FilterForm(props: {
         </button>
       </div>
     </form>
+  );
+}
+
+/** A time filter: a `datetime-local` field in the viewer's time zone, the whole width of a phone. */
+function When(props: { label: string; value: string; onInput: (value: string) => void }) {
+  return (
+    <label class="when">
+      {props.label}
+      <input type="datetime-local" value={props.value} onInput={(e) => props.onInput(e.currentTarget.value)} />
+    </label>
   );
 }

@@ -6,8 +6,9 @@
 import { useCallback, useEffect, useId, useState } from "preact/hooks";
 import type { Incident } from "../../../gen/intake/v1/incidents_pb.ts";
 import { type ApiFailure, api, failureOf } from "../api.ts";
-import { type ConfirmOptions, ErrorNotice, Link, Time, useConfirm } from "../components.tsx";
+import { type ConfirmOptions, ErrorNotice, Link, LiveStatus, Time, useConfirm } from "../components.tsx";
 import type { LiveState } from "../live.ts";
+import { allServices } from "../service-names.ts";
 
 export function SeverityBadge({ severity }: { severity: string }) {
   return <span class={`badge severity-${severity}`}>{severity}</span>;
@@ -21,17 +22,9 @@ export function isOpen(incident: Incident): boolean {
   return incident.status === "triggered" || incident.status === "acknowledged";
 }
 
-/** Whether the incident stream is delivering, and why not when it is not. */
+/** The live line of a view fed by the incident change stream: one line on a 390 px phone, like "Connecting…", so nothing below moves when it goes live. */
 export function IncidentLiveStatus({ state }: { state: LiveState }) {
-  let text = "Connecting…";
-  if (state.kind === "live") text = "Live: incident changes appear here as they happen.";
-  if (state.kind === "reconnecting") text = `Reconnecting (${state.failure.message})…`;
-  if (state.kind === "stopped") text = `Not live: ${state.failure.message}`;
-  return (
-    <p class={`meta live ${state.kind}`} role="status">
-      {text}
-    </p>
-  );
+  return <LiveStatus state={state} arriving="incident changes appear as they happen" />;
 }
 
 /** Every service's name by id, read once (ListServices, all pages); `undefined` until read. */
@@ -39,20 +32,11 @@ export function useServiceNames(): ReadonlyMap<string, string> | undefined {
   const [names, setNames] = useState<ReadonlyMap<string, string>>();
   useEffect(() => {
     const abort = new AbortController();
-    void (async () => {
-      const all = new Map<string, string>();
-      let cursor: string | undefined;
-      try {
-        do {
-          const res = await api.services.listServices({ limit: 100, cursor }, { signal: abort.signal });
-          for (const s of res.data) all.set(s.id, s.serviceName);
-          cursor = res.nextCursor;
-        } while (cursor);
-      } catch {
-        // Names are a courtesy: without them the ids are shown.
-      }
-      if (!abort.signal.aborted) setNames(all);
-    })();
+    allServices(abort.signal).then(
+      (all) => !abort.signal.aborted && setNames(new Map(all.map((s) => [s.id, s.serviceName]))),
+      // Names are a courtesy: without them the ids are shown.
+      () => !abort.signal.aborted && setNames(new Map()),
+    );
     return () => abort.abort();
   }, []);
   return names;

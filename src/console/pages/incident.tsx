@@ -10,7 +10,7 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { AuditEvent } from "../../../gen/intake/v1/audit_pb.ts";
 import type { Incident } from "../../../gen/intake/v1/incidents_pb.ts";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
-import { type ApiFailure, api, failureOf } from "../api.ts";
+import { type ApiFailure, api, failureOf, readAll } from "../api.ts";
 import { ErrorNotice, Id, Link, Loading, NotFound, Time } from "../components.tsx";
 import { cannotChange, cannotReadAudit, type Identity } from "../identity.ts";
 import { useIncidentChanges } from "../incident-live.ts";
@@ -86,15 +86,11 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
       () => setServiceName(null),
     );
     void (async () => {
-      const names = new Map<string, string>();
-      let cursor: string | undefined;
       try {
-        do {
-          const res = await api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked: true });
-          for (const t of res.data) names.set(t.id, t.name);
-          cursor = res.nextCursor;
-        } while (cursor);
-        setTokenNames(names);
+        const tokens = await readAll((cursor) =>
+          api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked: true }),
+        );
+        setTokenNames(new Map(tokens.map((t) => [t.id, t.name])));
       } catch {
         // The names are a courtesy: the ids stay.
       }
@@ -105,14 +101,9 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
   const loadAudit = useCallback(
     async (signal?: AbortSignal) => {
       if (auditDenied) return;
-      const all: AuditEvent[] = [];
-      let cursor: string | undefined;
+      let all: AuditEvent[];
       try {
-        do {
-          const res = await api.audit.listAuditEvents({ targetId: id, limit: 100, cursor }, { signal });
-          all.push(...res.data);
-          cursor = res.nextCursor;
-        } while (cursor);
+        all = await readAll((cursor) => api.audit.listAuditEvents({ targetId: id, limit: 100, cursor }, { signal }));
       } catch (error) {
         // A member token of a role_based tenant: the incident's own record tells the changes.
         if (error instanceof ConnectError && error.code === Code.PermissionDenied) return;

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Event } from "../../../gen/intake/v1/ingest_pb.ts";
 import type { Service } from "../../../gen/intake/v1/services_pb.ts";
-import { type ApiFailure, api, failureOf } from "../api.ts";
+import { type ApiFailure, api, failureOf, readAll } from "../api.ts";
 import { Empty, ErrorNotice, Id, Link, LiveStatus, Loading, mergeNewest } from "../components.tsx";
 import { EventRows } from "../event-rows.tsx";
 import type { Identity } from "../identity.ts";
@@ -10,18 +10,6 @@ import { OpenIncidents } from "./overview-incidents.tsx";
 
 /** How many of the tenant's newest events the overview shows. */
 const LATEST = 20;
-async function listAll<T>(
-  page: (cursor: string | undefined) => Promise<{ data: T[]; nextCursor?: string }>,
-): Promise<T[]> {
-  const all: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const res = await page(cursor);
-    all.push(...res.data);
-    cursor = res.nextCursor;
-  } while (cursor);
-  return all;
-}
 
 export function OverviewPage({ identity }: { identity: Identity | null }) {
   const [services, setServices] = useState<number | null>(null);
@@ -32,7 +20,7 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
   const asked = useRef(new Set<string>());
 
   useEffect(() => {
-    listAll((cursor) => api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked: false })).then(
+    readAll((cursor) => api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked: false })).then(
       (all) => setTokens(all.length),
       (error: unknown) => setFailure(failureOf(error)),
     );
@@ -45,7 +33,7 @@ export function OverviewPage({ identity }: { identity: Identity | null }) {
   const live = useLiveFeed(
     undefined,
     async (signal) => {
-      const all = await listAll((cursor) => api.services.listServices({ limit: 100, cursor }, { signal }));
+      const all = await readAll((cursor) => api.services.listServices({ limit: 100, cursor }, { signal }));
       setServices(all.length);
       named(all);
       // The tenant's newest events in one read (SearchEvents, newest first, no filter).

@@ -1,7 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useCallback, useEffect, useState } from "preact/hooks";
 import type { ApiToken } from "../../../gen/intake/v1/api_tokens_pb.ts";
-import { type ApiFailure, api, failureOf } from "../api.ts";
+import { type ApiFailure, api, failureOf, readAll } from "../api.ts";
 import { Action, Empty, ErrorNotice, Id, Loading, ShownOnce, Time } from "../components.tsx";
 import { cannotChange, type Identity, mayHandleRole } from "../identity.ts";
 
@@ -24,14 +24,7 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
 
   const load = useCallback(async () => {
     try {
-      const all: ApiToken[] = [];
-      let cursor: string | undefined;
-      do {
-        const res = await api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked });
-        all.push(...res.data);
-        cursor = res.nextCursor;
-      } while (cursor);
-      setTokens(all);
+      setTokens(await readAll((cursor) => api.tokens.listApiTokens({ limit: 100, cursor, includeRevoked })));
     } catch (error) {
       setFailure(failureOf(error));
     }
@@ -141,6 +134,9 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
               <th scope="col">Expires</th>
               <th scope="col">Last used</th>
               <th scope="col">Status</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -166,13 +162,13 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
                     <Time at={t.lastUsedAt} fallback="never" />
                   </td>
                   <td data-label="Status">
-                    {t.revokedAt ? (
-                      <span>
-                        revoked <Time at={t.revokedAt} />
-                      </span>
-                    ) : (
+                    <TokenStatus token={t} />
+                  </td>
+                  <td class="row-action">
+                    {!t.revokedAt && (
                       <Action
                         kind="danger"
+                        label={`Revoke ${t.name}`}
                         denied={revokeDenied}
                         busy={busy}
                         confirm={{
@@ -189,7 +185,7 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
                         }}
                         onClick={() => void attempt(() => api.tokens.revokeApiToken({ id: t.id }))}
                       >
-                        Revoke {t.name}
+                        Revoke
                       </Action>
                     )}
                   </td>
@@ -201,4 +197,17 @@ export function TokensPage({ identity }: { identity: Identity | null }) {
       )}
     </main>
   );
+}
+
+/** A token's state in words: active, expired (past its expiry, not revoked), or revoked and when. */
+function TokenStatus({ token }: { token: ApiToken }) {
+  if (token.revokedAt) {
+    return (
+      <span>
+        <span class="badge token-revoked">revoked</span> <Time at={token.revokedAt} />
+      </span>
+    );
+  }
+  const expired = token.expiresAt && Number(token.expiresAt.seconds) * 1000 <= Date.now();
+  return expired ? <span class="badge token-expired">expired</span> : <span class="badge token-active">active</span>;
 }

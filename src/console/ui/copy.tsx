@@ -1,39 +1,41 @@
 import { useEffect, useState } from "preact/hooks";
 
 /**
- * Copies `text` to the clipboard. Its visible text is "Copy" (then "Copied"); with `label` its
- * accessible name is "Copy <label>", so a screen reader and a test can tell two copy buttons
- * apart. Without one (a button right beside what it copies) its name is just "Copy";
- * `describedBy` can point at what it copies.
+ * Copies `text` to the clipboard. Its text is always "Copy": with `label` its accessible name is
+ * "Copy <label>", so a screen reader and a test can tell two copy buttons apart; without one (a
+ * button right beside what it copies) its name is just "Copy", and `describedBy` can point at
+ * what it copies. What happened ("Copied", "Copy failed") is a status beside it for 1.5 s, so
+ * the button's name never changes under the pointer (WCAG 2.5.3: its visible text begins it).
  */
 export function CopyButton(props: { text: string; label?: string; compact?: boolean; describedBy?: string }) {
   const { text, label, compact } = props;
   const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
-  const visible = state === "copied" ? "Copied" : state === "failed" ? "Copy failed" : "Copy";
   useEffect(() => {
     if (state === "idle") return;
     const timer = setTimeout(() => setState("idle"), 1500);
     return () => clearTimeout(timer);
   }, [state]);
   return (
-    <button
-      type="button"
-      class={compact ? "copy compact" : "copy"}
-      data-state={state}
-      // The visible text begins the name (WCAG 2.5.3): "Copy x", then "Copied x".
-      aria-label={label ? `${visible}${state === "failed" ? ":" : ""} ${label}` : undefined}
-      aria-describedby={props.describedBy}
-      title={label ? `Copy ${label}` : "Copy"}
-      onClick={() =>
-        navigator.clipboard.writeText(text).then(
-          () => setState("copied"),
-          () => setState("failed"),
-        )
-      }
-    >
-      <CopyIcon />
-      <span>{visible}</span>
-    </button>
+    <span class={compact ? "copy compact" : "copy"}>
+      <button
+        type="button"
+        aria-label={label ? `Copy ${label}` : undefined}
+        aria-describedby={props.describedBy}
+        title={label ? `Copy ${label}` : "Copy"}
+        onClick={() =>
+          navigator.clipboard.writeText(text).then(
+            () => setState("copied"),
+            () => setState("failed"),
+          )
+        }
+      >
+        <CopyIcon />
+        <span class={compact ? "visually-hidden" : undefined}>Copy</span>
+      </button>
+      <span role="status" class="copy-status">
+        {state === "copied" ? "Copied" : state === "failed" ? "Copy failed" : ""}
+      </span>
+    </span>
   );
 }
 

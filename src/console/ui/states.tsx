@@ -36,7 +36,16 @@ export function Empty({
 }
 
 /** A link inside the console that routes without reloading the page. */
-export function Link({ to, children, ...rest }: { to: string; children: ComponentChildren; class?: string }) {
+export function Link({
+  to,
+  children,
+  ...rest
+}: {
+  to: string;
+  children: ComponentChildren;
+  class?: string;
+  "data-short"?: string;
+}) {
   return (
     <a
       {...rest}

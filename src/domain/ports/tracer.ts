@@ -19,8 +19,8 @@ export type TraceSpan = object;
 export interface ServerRequest {
   method: string;
   scheme: string;
-  /** The Host (or :authority) the caller named, when it named one. */
-  host: string | null;
+  /** The Host (or :authority) the caller named, when it named one (read only for a traced request). */
+  host(): string | null;
   headers: HeaderLookup;
 }
 
