@@ -30,8 +30,10 @@
  * (bench/lib/postgres.ts; dropped at the end) instead of a SQLite file; feed1000floor is
  * SQLite only. The app then has no REDIS_URL, so its feed wake-ups go through PostgreSQL's
  * LISTEN/NOTIFY (scenario 4's configuration), and the ingest scenarios also print the CPU of
- * the scratch database's backends per event and the transactions committed in it per 1,000
- * events (a batch's insert, a NOTIFY).
+ * the scratch database's backends per event, the transactions committed in it per 1,000
+ * events (a batch's insert, a NOTIFY) and its buffer accesses per event (pg_stat_database's
+ * blks_hit + blks_read: the work of its statements, which other load on the machine does not
+ * change, unlike CPU time).
  *
  * `--root <checkout>` runs another checkout's app (src/) under this harness, for scenarios the
  * other checkout's own bench/inproc.ts does not have yet:
@@ -275,7 +277,8 @@ try {
     const after = await server.sample();
     const serverUs = (after.cpuNs - serverBefore.cpuNs) / n / 1000;
     const commits = ((after.commits - serverBefore.commits) * 1000) / n;
-    serverText = `, PostgreSQL backends cpu ${serverUs.toFixed(2)} µs/request, ${commits.toFixed(1)} commits per 1,000 requests`;
+    const blocks = (after.blocks - serverBefore.blocks) / n;
+    serverText = `, PostgreSQL backends cpu ${serverUs.toFixed(2)} µs/request, ${commits.toFixed(1)} commits per 1,000 requests, ${blocks.toFixed(1)} buffer accesses per request`;
     await server.close();
   }
   console.log(
@@ -297,7 +300,7 @@ async function postgresSide(url: string) {
   const sql = new SQL(url, { max: 1 });
   const database = new URL(url).pathname.slice(1);
   return {
-    async sample(): Promise<{ cpuNs: number; commits: number }> {
+    async sample(): Promise<{ cpuNs: number; commits: number; blocks: number }> {
       await Bun.sleep(1_200);
       const backends: Array<{ pid: number }> = await sql.unsafe(
         "select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
@@ -311,8 +314,12 @@ async function postgresSide(url: string) {
           // the backend ended between the listing and the read
         }
       }
-      const [row] = await sql.unsafe("select xact_commit from pg_stat_database where datname = $1", [database]);
-      return { cpuNs, commits: Number((row as { xact_commit: string }).xact_commit) };
+      const [row] = await sql.unsafe(
+        "select xact_commit, blks_hit + blks_read as blocks from pg_stat_database where datname = $1",
+        [database],
+      );
+      const { xact_commit, blocks } = row as { xact_commit: string; blocks: string };
+      return { cpuNs, commits: Number(xact_commit), blocks: Number(blocks) };
     },
     close: () => sql.close(),
   };

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { DomainError } from "../../src/domain/errors.ts";
 import { createEventReads } from "../../src/store/sqlite/event-reads.ts";
 import { createEventSearch } from "../../src/store/sqlite/event-search.ts";
+import { DUE } from "../../src/store/sqlite/incidents.ts";
 import { createSqliteStore } from "../../src/store/sqlite/store.ts";
 import { runAuditContract } from "./audit-contract.ts";
 import { runIncidentContract } from "./incidents-contract.ts";
@@ -271,6 +272,22 @@ describe("sqlite store specifics", () => {
           /^SEARCH events USING INDEX events_service_position_idx \(service_id=\?( AND position<\?)?\)$/,
         );
       }
+    } finally {
+      db.close();
+    }
+  });
+
+  test("§17 auto-resolve reads each auto-resolving service's open incidents through incidents_open_key_unique, not every open incident", async () => {
+    const path = tempPath();
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    await store.close();
+    const db = new Database(path);
+    try {
+      const rows = db.query(`EXPLAIN QUERY PLAN ${DUE}`).all(NOW, 100) as { detail: string }[];
+      expect(rows.map((r) => r.detail).join(" | ")).toBe(
+        "SCAN s | SEARCH i USING INDEX incidents_open_key_unique (service_id=?) | USE TEMP B-TREE FOR ORDER BY",
+      );
     } finally {
       db.close();
     }

@@ -8,7 +8,15 @@ import { createIdGenerator, idFloor } from "../../domain/ids.ts";
 import type { AlertEventInput } from "../../domain/incident-types.ts";
 import type { EventRepo, InsertEventResult, NewEvent } from "../../domain/ports/store.ts";
 import * as eventReads from "./event-reads.ts";
-import { lockFeed, planAlerts, UPDATE_WIDTH, updateIncidents, writeNew } from "./incidents.ts";
+import {
+  CHANGE_WIDTH,
+  changeColumns,
+  INCIDENT_WIDTH,
+  insertChangeRows,
+  lockFeed,
+  planAlerts,
+  writeIncidents,
+} from "./incidents.ts";
 import type { PostgresPool } from "./pool.ts";
 
 /**
@@ -42,13 +50,14 @@ const INSERT_EVENTS_SKIPPING_DUPLICATES = `${INSERT_EVENTS} order by u.n on conf
 /**
  * A batch with alert events (§17): the same rows, each with the `incident_id` its alert event
  * opened or changed, decided before the INSERT (`insertWithAlerts`), so no event row is
- * written twice; the batch's existing incidents are updated by the same statement (a CTE over
- * parameters 12 on, `updateIncidents`). Only rows known to go in are passed: no ON CONFLICT,
- * a clash raises. `$9` reserves the events' positions and then the incident changes' (head -
- * $9 + n is the previous head + n; the changes take the positions after the events').
+ * written twice; the batch's incidents (`writeIncidents`, parameters 12 on) and their change
+ * rows (`insertChangeRows`, after those) go in by the same statement, as CTEs. Only rows known to
+ * go in are passed: no ON CONFLICT on events, a clash raises. `$9` reserves the events'
+ * positions and then the incident changes' (head - $9 + n is the previous head + n; the
+ * changes take the positions after the events').
  */
 const INSERT_ALERT_EVENTS =
-  `${FEED_BUMP.slice(0, -1)}, updated as (${updateIncidents(12)}) ` +
+  `${FEED_BUMP.slice(0, -1)}, written as (${writeIncidents(12)}), changed as (${insertChangeRows(12 + INCIDENT_WIDTH)}) ` +
   "insert into events (id, service_id, received_at, idempotency_key, payload, tenant_id, position, type, incident_id) " +
   `select ${EVENT_VALUES}, u.incident_id from unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::int[], $6::int[], ` +
   "$8::text[], $10::text[], $11::text[]) with ordinality " +
@@ -90,7 +99,8 @@ export const DELETE_OLDER_THAN =
   "delete from events where id in (select id from events where id < $1 and received_at < $2 " +
   "order by id limit $3 for update skip locked)";
 
-const NO_UPDATES: unknown[][] = Array.from({ length: UPDATE_WIDTH }, () => []);
+/** No incidents and no change rows: a batch whose alert events were all duplicates. */
+const NO_ALERTS: unknown[][] = Array.from({ length: INCIDENT_WIDTH + CHANGE_WIDTH }, () => []);
 
 function keyOf(serviceId: string, idempotencyKey: string | null): string {
   return JSON.stringify([serviceId, idempotencyKey]);
@@ -106,7 +116,7 @@ export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
    * from here no other batch has rows in flight: one read of the batch's idempotency keys says
    * which events are duplicates, one read of the open incidents (planAlerts) and §17's rules say
    * what each alert event does, and the events then go in once, each with its `incident_id`,
-   * followed by the incidents and their change rows (writeAlerts): a constant number of
+   * with the incidents and their change rows in the same statement: a constant number of
    * statements whatever the batch holds (bench scenario 15).
    */
   async function insertWithAlerts(tx: TransactionSQL, batch: ReadonlyArray<NewEvent>): Promise<InsertEventResult[]> {
@@ -153,10 +163,10 @@ export function createEventRepo(pool: PostgresPool): Omit<EventRepo, "search"> {
       const parameters = eventParameters(going);
       parameters[8] = going.length + changes;
       parameters.push(going.map((e) => incidentOf.get(e.id) ?? null));
-      parameters.push(...(planned?.updates ?? NO_UPDATES));
+      if (planned) parameters.push(...planned.incidents, ...changeColumns(head + going.length + 1, planned.changes));
+      else parameters.push(...NO_ALERTS);
       await tx.unsafe(INSERT_ALERT_EVENTS, parameters);
     }
-    if (planned) await writeNew(tx, planned, head + going.length + 1);
     return results;
   }
 

@@ -1,6 +1,6 @@
 /**
  * Incidents on PostgreSQL (the IncidentRepo port, docs/incidents.md), as raw statements
- * through Bun's client, so that an ingest batch's alert effects (`planAlerts`, `writeAlerts`)
+ * through Bun's client, so that an ingest batch's alert effects (`planAlerts`, `writeIncidents`)
  * run on its own transaction. A batch's effects are a constant number of statements whatever
  * the number of events or incidents (column arrays through `unnest`): they run while the
  * batch holds feed_head's lock, so their round trips are everyone's wait (bench scenario 15).
@@ -38,7 +38,6 @@ import {
   changeRecord,
   INCIDENT_COLUMNS,
   INCIDENT_UPDATE_COLUMNS,
-  incidentColumnsOf,
   incidentListStatement,
   incidentRecord,
   incidentUpdateValues,
@@ -60,9 +59,16 @@ const LOCK_FEED =
 /** Reserves `$1` positions; the lock is already held, so they are in commit order. */
 const BUMP_FEED = "update feed_head set head = head + $1 where id = 1 returning head";
 
-const OPEN_BY_KEYS =
-  `select ${INCIDENT_COLUMNS} from incidents ` +
-  "where (service_id, dedup_key) in (select * from unnest($1::text[], $2::text[])) and status <> 'resolved' for update";
+/**
+ * The open incidents of a batch's keys, locked. Index-driven by its shape, whatever the table's
+ * statistics (a fresh table has none, and at a few thousand rows a join over the keys reads the
+ * whole table): one probe of `incidents_open_key_unique` per key, through a LATERAL subquery
+ * that its LIMIT keeps from being flattened into a join.
+ */
+export const OPEN_BY_KEYS =
+  `select i.* from unnest($1::text[], $2::text[]) as k(service_id, dedup_key) cross join lateral ` +
+  `(select ${INCIDENT_COLUMNS} from incidents where service_id = k.service_id and dedup_key = k.dedup_key ` +
+  "and status <> 'resolved' limit 1 for update) i";
 /** `$from::type[], …` for column arrays passed from parameter `from` on. */
 function arrays(types: readonly string[], from: number): string {
   return types.map((type, i) => `$${from + i}::${type}[]`).join(", ");
@@ -72,35 +78,41 @@ const INCIDENT_TYPES = [
   ...["text", "text", "text", "text", "text", "text", "text", "text", "int"],
   ...["bigint", "bigint", "bigint", "bigint", "text", "text", "text", "text"],
 ];
-const UPDATE_TYPES = ["text", "text", "int", "bigint", "bigint", "bigint", "text", "text", "text", "text", "text"];
 const CHANGE_TYPES = ["bigint", "text", "text", "text", "text", "bigint", "text"];
-/** Parameters of `updateIncidents` and of `INSERT_NEW`: one array per column. */
-export const UPDATE_WIDTH = UPDATE_TYPES.length;
+/** Parameters of `writeIncidents`, then of `insertChangeRows`: one array per column. */
+export const INCIDENT_WIDTH = INCIDENT_TYPES.length;
+export const CHANGE_WIDTH = CHANGE_TYPES.length;
 
 /**
- * The UPDATE of a batch's existing incidents over column arrays from parameter `from` on: one
- * statement whatever their number (bench scenario 15). Also the CTE of the ingest batch's
- * event INSERT (postgres/events.ts), which runs before the batch's new incidents go in.
+ * A batch's incidents, the ones that existed and the new ones, in one statement over column
+ * arrays from parameter `from` on, whatever their number (bench scenario 15): an upsert on the
+ * primary key, so that an existing row is found through `incidents_pkey` by the statement's
+ * shape (an UPDATE … FROM joining the arrays to the table is the planner's choice, and on a
+ * few thousand rows, a fresh table's size, it chose a seq scan of all of them). The existing
+ * rows come first in the arrays, and the rows go in in that order: an open incident the batch
+ * resolved is closed before the key's next one goes in (incidents_open_key_unique). A conflict
+ * on any other unique index raises. Also a CTE of the ingest batch's event INSERT
+ * (postgres/events.ts).
  */
-export function updateIncidents(from: number): string {
+export function writeIncidents(from: number): string {
+  const set = INCIDENT_UPDATE_COLUMNS.map((column) => `${column} = excluded.${column}`).join(", ");
   return (
-    `update incidents set ${INCIDENT_UPDATE_COLUMNS.map((column) => `${column} = u.${column}`).join(", ")} ` +
-    `from unnest(${arrays(UPDATE_TYPES, from)}) as u(${INCIDENT_UPDATE_COLUMNS.join(", ")}, id) where incidents.id = u.id`
+    `insert into incidents (${INCIDENT_COLUMNS}) select * from unnest(${arrays(INCIDENT_TYPES, from)}) ` +
+    `on conflict (id) do update set ${set}`
   );
 }
-const UPDATE_INCIDENTS = updateIncidents(1);
 /**
- * A batch's new incidents and its change rows in one statement. After the updates: an open
- * incident the batch resolved must be closed before the key's next one goes in. The change
- * rows' foreign keys are checked at the statement's end, when the new incidents are in.
+ * A batch's change rows over column arrays from parameter `from` on. Their foreign keys are
+ * checked at the end of the statement, when the batch's new incidents are in.
  */
-const INSERT_NEW =
-  `with added as (insert into incidents (${INCIDENT_COLUMNS}) select * from unnest(${arrays(INCIDENT_TYPES, 1)})) ` +
-  "insert into incident_changes (position, tenant_id, service_id, incident_id, change, occurred_at, incident) " +
-  `select * from unnest(${arrays(CHANGE_TYPES, INCIDENT_TYPES.length + 1)})`;
-const INSERT_CHANGES =
-  "insert into incident_changes (position, tenant_id, service_id, incident_id, change, occurred_at, incident) " +
-  `select * from unnest(${arrays(CHANGE_TYPES, 1)})`;
+export function insertChangeRows(from: number): string {
+  return (
+    "insert into incident_changes (position, tenant_id, service_id, incident_id, change, occurred_at, incident) " +
+    `select * from unnest(${arrays(CHANGE_TYPES, from)})`
+  );
+}
+const WRITE_ALERTS = `with written as (${writeIncidents(1)}) ${insertChangeRows(INCIDENT_WIDTH + 1)}`;
+const INSERT_CHANGES = insertChangeRows(1);
 const UPDATE_INCIDENT = updateIncidentStatement(postgresPlaceholder);
 const LINK_EVENTS =
   "update events set incident_id = u.incident_id from unnest($1::text[], $2::text[]) as u(id, incident_id) " +
@@ -110,10 +122,16 @@ const ONE_FOR_UPDATE = `${ONE} for update`;
 const INSERT_AUDIT =
   "insert into audit_events (id, tenant_id, occurred_at, action, actor_type, actor_id, target_type, target_id, request_id, changes) " +
   "values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)";
-const DUE =
-  `select ${incidentColumnsOf("i")} from services s join incidents i on i.service_id = s.id ` +
-  "where s.incident_auto_resolve_seconds is not null and s.is_monitored and i.status <> 'resolved' " +
-  "and i.last_event_at <= $1 - s.incident_auto_resolve_seconds * 1000 order by i.last_event_at limit $2 for update of i";
+/**
+ * Auto-resolve's read: per monitored service with a deadline, its open incidents through
+ * `incidents_open_key_unique` (LATERAL with a LIMIT: a probe per service, never a scan of the
+ * incidents, which have no index over `last_event_at`, see schema.ts), the oldest due first.
+ */
+export const DUE =
+  `select i.* from services s cross join lateral (select ${INCIDENT_COLUMNS} from incidents ` +
+  "where service_id = s.id and status <> 'resolved' and last_event_at <= $1 - s.incident_auto_resolve_seconds * 1000 " +
+  "order by last_event_at limit $2 for update) i " +
+  "where s.incident_auto_resolve_seconds is not null and s.is_monitored order by i.last_event_at limit $2";
 const EVENT_RECORD =
   "select id, tenant_id, service_id, received_at, idempotency_key, payload, position, type, incident_id from events " +
   "where incident_id = $1 and tenant_id = $2";
@@ -140,7 +158,7 @@ function columns(rows: ReadonlyArray<ReadonlyArray<unknown>>, width: number): un
 type PlannedChanges = ReadonlyArray<{ change: StreamChange; incident: IncidentRecord; at: number }>;
 
 /** The change rows' column arrays, at positions `first`, `first + 1`, … */
-function changeColumns(first: number, changes: PlannedChanges): unknown[][] {
+export function changeColumns(first: number, changes: PlannedChanges): unknown[][] {
   return [
     changes.map((_, i) => first + i),
     changes.map((c) => c.incident.tenantId),
@@ -175,8 +193,8 @@ export interface PlannedAlerts {
   plan: AlertBatchPlan;
   /** The plan's stream changes, each with the time it happened. */
   changes: PlannedChanges;
-  /** The UPDATE of the incidents that existed, as `updateIncidents`' column arrays (maybe empty). */
-  updates: unknown[][];
+  /** The batch's incidents as `writeIncidents`' column arrays: those that existed, then the new. */
+  incidents: unknown[][];
 }
 
 /** Takes feed_head's row lock (held to commit) and returns the head, unmoved. */
@@ -207,22 +225,15 @@ export async function planAlerts(
     .values();
   const plan = planAlertBatch(events, rows.map(incidentRecord), newId);
   const changes = plan.changes.map(({ change, incident }) => ({ change, incident, at: incident.lastEventAt }));
-  const updated = plan.incidents.filter((i) => !i.isNew).map((i) => incidentUpdateValues(i.incident));
-  return { plan, changes, updates: columns(updated, UPDATE_WIDTH) };
-}
-
-/**
- * The second half, after the updates (`planned.updates`, see `updateIncidents`): the new
- * incidents and the change rows at `firstPosition`, `firstPosition + 1`, … (reserved by the
- * caller from feed_head), in one statement whatever their number.
- */
-export async function writeNew(tx: TransactionSQL, planned: PlannedAlerts, firstPosition: number): Promise<void> {
-  const added = planned.plan.incidents.filter((i) => i.isNew).map((i) => incidentValues(i.incident));
-  if (added.length === 0 && planned.changes.length === 0) return;
-  await tx.unsafe(INSERT_NEW, [
-    ...columns(added, INCIDENT_TYPES.length),
-    ...changeColumns(firstPosition, planned.changes),
-  ]);
+  const ordered = [...plan.incidents.filter((i) => !i.isNew), ...plan.incidents.filter((i) => i.isNew)];
+  return {
+    plan,
+    changes,
+    incidents: columns(
+      ordered.map((i) => incidentValues(i.incident)),
+      INCIDENT_WIDTH,
+    ),
+  };
 }
 
 /**
@@ -241,8 +252,8 @@ export async function applyAlertBatch(
   const planned = await planAlerts(tx, events, newId);
   const { changes, plan } = planned;
   const first = changes.length > 0 ? await reserve(tx, changes.length) : 0;
-  if (plan.incidents.some((i) => !i.isNew)) await tx.unsafe(UPDATE_INCIDENTS, planned.updates);
-  await writeNew(tx, planned, first);
+  if (plan.incidents.length > 0)
+    await tx.unsafe(WRITE_ALERTS, [...planned.incidents, ...changeColumns(first, changes)]);
   const linked = plan.outcomes.flatMap((outcome, i) =>
     outcome.incidentId === null
       ? []

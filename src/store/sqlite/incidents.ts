@@ -177,6 +177,16 @@ export function createAlertApply(db: Database, newId: () => string = createIdGen
   };
 }
 
+/**
+ * Auto-resolve's read: per monitored service with a deadline (CROSS JOIN keeps services the
+ * outer loop), its open incidents through `incidents_open_key_unique`, never every open
+ * incident of the deployment (there is no index over `last_event_at`, see schema.ts).
+ */
+export const DUE =
+  `SELECT ${incidentColumnsOf("i")} FROM services s CROSS JOIN incidents i ON i.service_id = s.id ` +
+  "WHERE s.incident_auto_resolve_seconds IS NOT NULL AND s.is_monitored = 1 AND i.status <> 'resolved' " +
+  "AND i.last_event_at <= ?1 - s.incident_auto_resolve_seconds * 1000 ORDER BY i.last_event_at LIMIT ?2";
+
 const EVENT_RECORD =
   "SELECT id, tenant_id AS tenantId, service_id AS serviceId, received_at AS receivedAt, " +
   "idempotency_key AS idempotencyKey, payload, position, type, incident_id AS incidentId FROM events";
@@ -278,11 +288,7 @@ export function createIncidentRepo(ctx: SqliteContext, newId: () => string = cre
       run(() =>
         client
           .transaction((): IncidentRecord[] => {
-            const due = prepared(
-              `SELECT ${incidentColumnsOf("i")} FROM services s JOIN incidents i ON i.service_id = s.id ` +
-                "WHERE s.incident_auto_resolve_seconds IS NOT NULL AND s.is_monitored = 1 AND i.status <> 'resolved' " +
-                "AND i.last_event_at <= ?1 - s.incident_auto_resolve_seconds * 1000 ORDER BY i.last_event_at LIMIT ?2",
-            ).values(now, limit);
+            const due = prepared(DUE).values(now, limit);
             const w = incidentWrites();
             const resolved: IncidentRecord[] = [];
             for (const row of due) {

@@ -1,0 +1,1 @@
+DROP INDEX `incidents_open_last_event_idx`;
