@@ -33,7 +33,7 @@ export const ONE = `${RECORD} WHERE id = $1 AND tenant_id = $2`;
 export const FEED_HEAD = "SELECT max(position) FROM events WHERE tenant_id = $1";
 
 /** One row of `RECORD` as `.values()` returns it. */
-type Row = [
+export type EventRow = [
   string,
   string,
   string,
@@ -51,10 +51,12 @@ type Row = [
  * (`new Uint8Array(b.buffer, …)`) made JSC materialize each payload's ArrayBuffer, a cost
  * the benchmark's feed scenarios (full pages of 1 KiB events) showed.
  */
-export function eventRecords(rows: Row[]): EventRecord[] {
+export function eventRecords(rows: EventRow[]): EventRecord[] {
   const records = new Array<EventRecord>(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    const [id, tenantId, serviceId, receivedAt, idempotencyKey, payload, position, type, incidentId] = rows[i] as Row;
+    const [id, tenantId, serviceId, receivedAt, idempotencyKey, payload, position, type, incidentId] = rows[
+      i
+    ] as EventRow;
     records[i] = {
       id,
       tenantId,

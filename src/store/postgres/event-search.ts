@@ -11,6 +11,7 @@
 import type { EventSearchQuery } from "../../domain/ports/store.ts";
 import type { FoundEvent } from "../../domain/types.ts";
 import { positionBounds } from "../search-query.ts";
+import { type EventRow, eventRecords } from "./event-reads.ts";
 import type { PostgresPool } from "./pool.ts";
 
 const COLUMNS =
@@ -20,18 +21,6 @@ const COLUMNS =
 export function substringPattern(term: string): string {
   return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
-
-type Row = [
-  string,
-  string,
-  string,
-  string | number,
-  string | null,
-  Uint8Array,
-  string | number,
-  string | null,
-  string | null,
-];
 
 export function createEventSearch(pool: PostgresPool) {
   return (tenantId: string, query: EventSearchQuery): Promise<FoundEvent[]> =>
@@ -59,17 +48,6 @@ export function createEventSearch(pool: PostgresPool) {
       const text =
         `${candidates}select ${COLUMNS} from ${from} where ${where.join(" and ")} ` +
         `order by e.position desc limit ${param(query.limit)}`;
-      const rows = (await pool.client().unsafe(text, params).values()) as Row[];
-      return rows.map(([id, tenant, serviceId, receivedAt, idempotencyKey, payload, position, type, incidentId]) => ({
-        id,
-        tenantId: tenant,
-        serviceId,
-        receivedAt: Number(receivedAt),
-        idempotencyKey,
-        payload,
-        position: Number(position),
-        type,
-        incidentId,
-      }));
+      return eventRecords((await pool.client().unsafe(text, params).values()) as EventRow[]);
     });
 }
