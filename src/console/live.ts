@@ -78,8 +78,8 @@ export async function attemptSignal(
  * Keeps a view live while it is mounted: `fill` once (retried until it succeeds), then every
  * event after it through `onEvent`, oldest first. Restarts when the service or the token
  * changes; stops (aborting the stream) on unmount; pauses while the tab is hidden (past the
- * grace) and resumes from the last cursor. A 401 ends it: the api's interceptor has already
- * signed the tab out.
+ * grace) and, shown again, fills again and streams from then. A 401 ends it: the api's
+ * interceptor has already signed the tab out.
  */
 export function useLiveFeed(
   serviceId: string | undefined,
@@ -122,8 +122,13 @@ export function useLiveFeed(
           throw new ConnectError("The live stream ended.", Code.Unavailable);
         } catch (error) {
           if (signal.aborted) return;
-          // The tab let go of its streams: the next turn waits until it is shown again.
-          if (attempt.aborted) continue;
+          // The tab let go of its streams: the next turn waits until it is shown again, then
+          // fills again from "now" as on mount. These views show the newest events only, so
+          // replaying all that arrived meanwhile (hours of a busy tenant's) would show nothing more.
+          if (attempt.aborted) {
+            cursor = undefined;
+            continue;
+          }
           const code = error instanceof ConnectError ? error.code : undefined;
           if (code === Code.Unauthenticated) return;
           if (code !== undefined && FINAL.has(code)) {
