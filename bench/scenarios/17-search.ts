@@ -8,13 +8,15 @@
  * - `GET /v1/events?service_id&type&received_after&received_before`: a random service and
  *   type and a random one-day range, its first page; goal p99 ≤ 20 ms.
  * Every answer must be a 200 with a full page (the terms and ranges are chosen so there is one).
+ * The store's files are read into the page cache before the clock starts (see `measure`).
  */
 import type { Harness } from "../lib/harness.ts";
 import { sqlitePath } from "../lib/harness.ts";
 import { bootstrap, createService, type IntakeSpec } from "../lib/intake.ts";
-import { createScratchDatabase } from "../lib/postgres.ts";
+import { createScratchDatabase, prewarmEvents } from "../lib/postgres.ts";
 import type { Row } from "../lib/report.ts";
 import { RARE_TERMS, seedSearchEvents, TYPES } from "../lib/search-seed.ts";
+import { loadIntoPageCache } from "../lib/seed.ts";
 
 const SERVICES = 10;
 const RARE_HITS = 100;
@@ -55,6 +57,11 @@ export async function run(h: Harness): Promise<void> {
       days: DAYS,
     });
     log(`  ${store}: seeded ${count} events and built the payload index in ${seed.seconds.toFixed(0)} s`);
+    // Measured warm: the store's files in the page cache, as on a server whose memory holds
+    // them (a 1M-event store with its trigram index is a few GB); this VM pages out memory left
+    // untouched for a minute, and the seeding's index build evicts what the reads need.
+    if (database.startsWith("postgres")) await prewarmEvents(database);
+    else loadIntoPageCache(database);
     intake = await start(s);
     try {
       const ask = async (query: string): Promise<number> => {
