@@ -33,12 +33,20 @@
  * less than §17 asks, so what this floor misses, no implementation meets. The 202 adds
  * `dedup_key` and `incident_id`.
  *
- * Usage: PORT=<port> FLOOR_DATABASE=<new sqlite file> FLOOR_SERVICE_ID=svc_<32 hex> \
- *   FLOOR_SECRET=whsec_… [FLOOR_TOLERANCE_SECONDS=86400] [FLOOR_FTS=1] [FLOOR_ALERTS=1] \
- *   bun bench/floor-ingest-bare.ts
+ * With FLOOR_DATABASE_URL (an empty PostgreSQL database) it writes there instead, through Bun's
+ * SQL client on one connection: the same tables and indexes (`incidents` with fillfactor 50, so
+ * a join can be a HOT update), a batch one INSERT over column arrays (`unnest`, the payloads as
+ * one `bytea` cut apart by offset), autocommitted; with alerts, one read of the batch's keys'
+ * open incidents first, then one INSERT whose CTEs write the incidents (an upsert on the primary
+ * key) and the change rows. One writer, so no lock and no explicit transaction.
+ *
+ * Usage: PORT=<port> FLOOR_DATABASE=<new sqlite file> | FLOOR_DATABASE_URL=<postgres url> \
+ *   FLOOR_SERVICE_ID=svc_<32 hex> FLOOR_SECRET=whsec_… [FLOOR_TOLERANCE_SECONDS=86400] \
+ *   [FLOOR_FTS=1] [FLOOR_ALERTS=1] bun bench/floor-ingest-bare.ts
  */
 import { Database } from "bun:sqlite";
 import { timingSafeEqual } from "node:crypto";
+import { SQL } from "bun";
 
 function required(name: string): string {
   const value = process.env[name];
@@ -50,7 +58,9 @@ const port = Number(process.env.PORT ?? "0");
 const toleranceSeconds = Number(process.env.FLOOR_TOLERANCE_SECONDS ?? "86400");
 const MAX_BATCH = 256;
 
-const db = new Database(required("FLOOR_DATABASE"), { create: true, readwrite: true });
+const postgresUrl = process.env.FLOOR_DATABASE_URL;
+// With FLOOR_DATABASE_URL the SQLite statements below are prepared on an unused memory database.
+const db = new Database(postgresUrl ? ":memory:" : required("FLOOR_DATABASE"), { create: true, readwrite: true });
 db.exec("PRAGMA journal_mode = WAL");
 db.exec("PRAGMA synchronous = FULL");
 db.exec(`CREATE TABLE IF NOT EXISTS events (
@@ -230,25 +240,131 @@ const commit = db.transaction((batch: Row[]): First[] =>
       }),
 );
 
+/** The same on PostgreSQL: duplicates found first, then one INSERT (with alerts: a read first). */
+async function postgresCommit(url: string): Promise<(batch: Row[]) => Promise<First[]>> {
+  const sql = new SQL({ url, max: 1 });
+  await sql.unsafe(`create table events (id text primary key, service_id text not null, tenant_id text not null,
+      received_at bigint not null, idempotency_key text, payload bytea not null, position bigint not null, incident_id text);
+    create unique index events_idempotency on events (service_id, idempotency_key);
+    create index events_service_newest on events (service_id, id);
+    create index events_feed on events (tenant_id, position);
+    create index events_timeline on events (incident_id, id) where incident_id is not null;
+    create table incidents (id text primary key, tenant_id text not null, service_id text not null, dedup_key text not null,
+      status text not null, severity text not null, title text not null, source text not null, alert_count int not null,
+      created_at bigint not null, last_event_at bigint not null, acknowledged_at bigint, resolved_at bigint,
+      acknowledged_by text, resolved_by text) with (fillfactor = 50);
+    create unique index incidents_open_key on incidents (service_id, dedup_key) where status <> 'resolved';
+    create table incident_changes (position bigint primary key, tenant_id text not null, incident_id text not null,
+      change text not null, occurred_at bigint not null, incident text not null);
+    create index incident_changes_feed on incident_changes (tenant_id, position);`);
+  const arrays = (types: string, from: number) =>
+    types
+      .split(" ")
+      .map((t, i) => `$${from + i}::${t}[]`)
+      .join(", ");
+  const insertEvents =
+    "insert into events (id, service_id, tenant_id, received_at, idempotency_key, payload, position, incident_id) " +
+    "select u.id, u.s, u.t, u.r, u.k, substring($10::bytea from u.o + 1 for u.l), u.p, u.i " +
+    `from unnest(${arrays("text text text bigint text int int bigint text", 1)}) as u(id, s, t, r, k, o, l, p, i)`;
+  const incidentTypes = "text text text text text text text text int bigint bigint bigint bigint text text";
+  const moved = "alert_count last_event_at severity status acknowledged_at resolved_at acknowledged_by resolved_by";
+  const insertAlerts =
+    `with i as (insert into incidents (${COLUMNS}) select * from unnest(${arrays(incidentTypes, 11)}) on conflict (id) ` +
+    `do update set ${moved
+      .split(" ")
+      .map((c) => `${c} = excluded.${c}`)
+      .join(", ")}), ` +
+    "c as (insert into incident_changes (position, tenant_id, incident_id, change, occurred_at, incident) " +
+    `select * from unnest(${arrays("bigint text text text bigint text", 26)})) ${insertEvents}`;
+  const priors =
+    "select id, idempotency_key, received_at from events where service_id = $1 and idempotency_key = any($2)";
+  const openOf = `select ${COLUMNS} from incidents where service_id = $1 and dedup_key = any($2) and status <> 'resolved'`;
+  /** Appends one row's values to column arrays. */
+  const put = (columns: unknown[][], values: unknown[]) => {
+    for (let c = 0; c < values.length; c++) columns[c]?.push(values[c]);
+  };
+  const row = await sql.unsafe("select coalesce(max(position), 0)::float8 as p from events");
+  position = row[0].p;
+  return async (batch) => {
+    const firsts: First[] = batch.map(() => null);
+    const seen = new Map<string, { id: string; received_at: number }>();
+    const keys = batch.flatMap((r) => (r.key === null ? [] : [r.key]));
+    const serviceId = batch[0]?.serviceId ?? ""; // one service (the Map above)
+    if (keys.length > 0)
+      for (const p of await sql.unsafe(priors, [serviceId, keys]))
+        seen.set(p.idempotency_key, { id: p.id, received_at: Number(p.received_at) });
+    const going = batch.filter((r, i) => {
+      const first = r.key === null ? undefined : seen.get(r.key);
+      if (first) firsts[i] = first;
+      else if (r.key !== null) seen.set(r.key, { id: r.id, received_at: r.receivedAt });
+      return !first;
+    });
+    const open = new Map<string, Seen | undefined>();
+    const alertKeys = [...new Set(going.flatMap((r) => (r.alert ? [r.alert.key] : [])))];
+    if (alertKeys.length > 0)
+      for (const i of (await sql.unsafe(openOf, [serviceId, alertKeys])) as Incident[])
+        open.set(i.dedup_key, { ...i, alert_count: Number(i.alert_count), stored: i.status });
+    const touched = new Map<string, Seen>();
+    const changes: unknown[][] = [[], [], [], [], [], []];
+    const ev: unknown[][] = [[], [], [], [], [], [], [], [], []];
+    let offset = 0;
+    for (const r of going) {
+      const [incident, changed] = r.alert ? apply(open.get(r.alert.key), r.alert, r) : [null, null];
+      const values = [r.id, r.serviceId, r.tenantId, r.receivedAt, r.key, offset, r.payload.byteLength, ++position];
+      put(ev, [...values, incident?.id ?? null]);
+      offset += r.payload.byteLength;
+      if (!r.alert || !incident) continue;
+      r.incident = incident.id;
+      open.set(r.alert.key, incident.status === "resolved" ? undefined : incident);
+      touched.set(incident.id, incident);
+      const { stored: _, ...record } = incident;
+      if (changed) put(changes, [++position, r.tenantId, incident.id, changed, r.receivedAt, JSON.stringify(record)]);
+    }
+    if (going.length === 0) return firsts;
+    const payloads = Buffer.concat(going.map((r) => r.payload));
+    if (!alerts) await sql.unsafe(insertEvents, [...ev, payloads]);
+    else {
+      // Stored incidents first: one resolved here frees its key for one opened in this batch.
+      const ordered = [...touched.values()].sort((a, b) => Number(a.stored === null) - Number(b.stored === null));
+      const incidents = COLUMNS.split(", ").map((c) => ordered.map((i) => i[c as keyof Incident]));
+      await sql.unsafe(insertAlerts, [...ev, payloads, ...incidents, ...changes]);
+    }
+    return firsts;
+  };
+}
+const commitBatch: (batch: Row[]) => First[] | Promise<First[]> = postgresUrl
+  ? await postgresCommit(postgresUrl)
+  : (batch) => commit.immediate(batch);
+
 let queue: Row[] = [];
 let scheduled = false;
 
-function flush(): void {
+let flushing = false;
+
+/** Commits the queue in batches, one at a time (on PostgreSQL, one in flight). */
+async function flush(): Promise<void> {
   scheduled = false;
+  if (flushing) return;
+  flushing = true;
   while (queue.length > 0) {
     const batch = queue.length <= MAX_BATCH ? queue : queue.slice(0, MAX_BATCH);
     queue = queue.length <= MAX_BATCH ? [] : queue.slice(MAX_BATCH);
     const before = position;
     try {
-      const firsts = commit.immediate(batch);
+      const committed = commitBatch(batch);
+      const firsts = committed instanceof Promise ? await committed : committed;
       batch.forEach((r, i) => {
         r.done(firsts[i] ?? null);
       });
     } catch (error) {
       position = before;
-      for (const r of batch) r.fail(error);
+      for (const r of batch) {
+        r.incident = null;
+        r.fail(error);
+      }
     }
   }
+  flushing = false;
 }
 
 /** Queues `row` (the commit sets its `incident`) and resolves after its commit. */
@@ -257,7 +373,7 @@ function enqueue(row: Omit<Row, "done" | "fail">): Promise<First> {
     queue.push(Object.assign(row, { done, fail }));
     if (!scheduled) {
       scheduled = true;
-      setImmediate(flush);
+      setImmediate(() => void flush());
     }
   });
 }
@@ -349,7 +465,7 @@ const server = Bun.serve({
 process.stdout.write(`independent ingest floor listening on ${server.url.href}\n`);
 process.on("SIGTERM", () => {
   void server.stop(true);
-  flush();
+  void flush();
   db.close();
   process.exit(0);
 });

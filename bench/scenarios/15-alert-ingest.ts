@@ -10,10 +10,11 @@
  * events, side by side (a variant of itself: see `sideBySide`), with each process's CPU per event
  * over the rounds reported beside the ratio (on PostgreSQL that leaves out the database's).
  *
- * The SQLite goal has a floor, run side by side in the same rounds: the independent floor
- * (bench/floor-ingest-bare.ts) with FLOOR_ALERTS=1 taking the alert pool vs without taking the
- * plain one. When it misses 0.85× itself, no implementation of §17 could meet the goal on this
- * machine in this run ("floor misses").
+ * Each store's goal has a floor, run side by side in the same rounds: the independent floor
+ * (bench/floor-ingest-bare.ts, on a SQLite file or, with FLOOR_DATABASE_URL, a database of its
+ * own) with FLOOR_ALERTS=1 taking the alert pool vs without taking the plain one. When it misses
+ * 0.85× itself, no implementation of §17 could meet the goal on this machine in this run
+ * ("floor misses"). Its CPU per event, like Intake's, leaves out PostgreSQL's.
  */
 import { join } from "node:path";
 import { writeAlertPool } from "../lib/alert-pool.ts";
@@ -27,14 +28,23 @@ import { againstFloor, beside, median, pairedRatio, type Row, type Series } from
 const GOAL = 0.85;
 const cpuOf = (cpu: number[]) => median(cpu.slice(1)).toFixed(1); // the first entry is the warm-up's
 
+/** Where a floor writes: `FLOOR_DATABASE` (SQLite, named by the floor) or `FLOOR_DATABASE_URL`. */
+type FloorStore = { sqlite: true } | { url: string };
+
 /** The independent floor with or without its alert work, started, probed, and its measured target. */
-async function floor(h: Harness, alerts: boolean, cpu: number[], refs: Reference[]): Promise<Target> {
-  const name = alerts ? "floor-alerts" : "floor-plain";
+async function floor(
+  h: Harness,
+  store: FloorStore,
+  alerts: boolean,
+  cpu: number[],
+  refs: Reference[],
+): Promise<Target> {
+  const name = `floor-${"url" in store ? "postgres" : "sqlite"}-${alerts ? "alerts" : "plain"}`;
   const svc = { id: `svc_${"0f".repeat(16)}`, secret: `whsec_${"b".repeat(32)}` };
   const ref = await h.startBaseline(
     "bench/floor-ingest-bare.ts",
     {
-      FLOOR_DATABASE: join(h.workDir, `${name}.sqlite`),
+      ...("url" in store ? { FLOOR_DATABASE_URL: store.url } : { FLOOR_DATABASE: join(h.workDir, `${name}.sqlite`) }),
       FLOOR_SERVICE_ID: svc.id,
       FLOOR_SECRET: svc.secret,
       FLOOR_TOLERANCE_SECONDS: BENCH_TOLERANCE_SECONDS,
@@ -70,7 +80,7 @@ async function compareIngest(
   store: string,
   plainSpec: IntakeSpec,
   alertSpec: IntakeSpec,
-  withFloor = false,
+  floorStores?: [alerts: FloorStore, plain: FloorStore],
 ): Promise<Row[]> {
   const { settings, workDir, ingestTarget, sideBySide, ingestPairPlan, start, stopIntake, serviceOf } = h;
   const plainBoot = await bootstrap(plainSpec);
@@ -96,7 +106,13 @@ async function compareIngest(
         withCpu(ingestTarget(`Intake plain-event ingest, ${store}`, plain.url, plainPool), plain.pid, plainCpu),
       ],
     ];
-    if (withFloor) pairs.push([await floor(h, true, floorAlertCpu, refs), await floor(h, false, floorPlainCpu, refs)]);
+    if (floorStores) {
+      const [alertStore, plainStore] = floorStores;
+      pairs.push([
+        await floor(h, alertStore, true, floorAlertCpu, refs),
+        await floor(h, plainStore, false, floorPlainCpu, refs),
+      ]);
+    }
     const [[alerts, plains], floorPair] = (await sideBySide(15, pairs, ingestPairPlan)) as [
       [Series, Series],
       [Series, Series]?,
@@ -136,13 +152,13 @@ export async function run(h: Harness): Promise<void> {
         "SQLite FULL, group commit",
         spec("alerts-sqlite-plain", { INTAKE_INGEST_COMMIT: "group" }),
         spec("alerts-sqlite-alert", { INTAKE_INGEST_COMMIT: "group" }),
-        true,
+        [{ sqlite: true }, { sqlite: true }],
       )),
     );
 
     const databases: ScratchDatabase[] = [];
     try {
-      for (let k = 0; k < 2; k++) {
+      for (let k = 0; k < 4; k++) {
         const db = await createScratchDatabase();
         if ("unreachable" in db) {
           const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
@@ -158,13 +174,19 @@ export async function run(h: Harness): Promise<void> {
         }
         databases.push(db);
       }
-      const [plainDb, alertDb] = databases as [ScratchDatabase, ScratchDatabase];
+      const [plainDb, alertDb, floorAlertDb, floorPlainDb] = databases as ScratchDatabase[] as [
+        ScratchDatabase,
+        ScratchDatabase,
+        ScratchDatabase,
+        ScratchDatabase,
+      ];
       rows.push(
         ...(await compareIngest(
           h,
           "PostgreSQL, group commit",
           spec("alerts-postgres-plain", { DATABASE_URL: plainDb.url, INTAKE_INGEST_COMMIT: "group" }),
           spec("alerts-postgres-alert", { DATABASE_URL: alertDb.url, INTAKE_INGEST_COMMIT: "group" }),
+          [{ url: floorAlertDb.url }, { url: floorPlainDb.url }],
         )),
       );
     } finally {
