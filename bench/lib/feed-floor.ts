@@ -5,10 +5,11 @@
  * no authentication, no routing, no validation beyond the numbers. One on SQLite (a bun:sqlite
  * statement), one on PostgreSQL (Bun's SQL client, which Intake's PostgreSQL store uses too:
  * one constant text, prepared once per connection); both write their page with
- * `feedPageBody`. Served by bench/floor-feed.ts; the SQLite one is also called in process by
+ * `feedPageBody`, compressed as offered. Served by bench/floor-feed.ts; the SQLite one is also called in process by
  * bench/inproc.ts (scenario feed1000floor).
  */
 import type { Database } from "bun:sqlite";
+import { brotliCompressSync, constants } from "node:zlib";
 import type { SQL } from "bun";
 import { decodeFeedCursor, encodeFeedCursor } from "../../src/domain/feed-cursor.ts";
 
@@ -61,6 +62,25 @@ function pageOf(request: Request, tenantId: string): { position: number; limit: 
   };
 }
 
+/**
+ * The page as SPEC §20 requires it be sent: br where the client offers it (Bun's fetch, the
+ * bench's reader, does), else gzip where offered, else plain; at the fastest setting, the least
+ * the contract asks.
+ */
+function answer(request: Request, body: Buffer): Response {
+  const accept = request.headers.get("accept-encoding") ?? "";
+  if (/\bbr\b/.test(accept)) {
+    const br = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 1 } });
+    return new Response(br, { headers: { ...headers, "content-encoding": "br" } });
+  }
+  if (/\bgzip\b/.test(accept)) {
+    return new Response(Bun.gzipSync(body as Uint8Array<ArrayBuffer>, { level: 1 }), {
+      headers: { ...headers, "content-encoding": "gzip" },
+    });
+  }
+  return new Response(body, { headers });
+}
+
 const ready = () => new Response('{"status":"ok"}', { headers });
 
 /** On a SQLite file: one prepared bun:sqlite statement. */
@@ -70,7 +90,7 @@ export function feedFloor(db: Database, tenantId: string): (request: Request) =>
     const wanted = pageOf(request, tenantId);
     if (!wanted) return ready();
     const rows = page.all(tenantId, wanted.position, wanted.limit);
-    return new Response(feedPageBody(tenantId, wanted.position, rows), { headers });
+    return answer(request, feedPageBody(tenantId, wanted.position, rows));
   };
 }
 
@@ -84,6 +104,6 @@ export function feedFloorPostgres(sql: SQL, tenantId: string): (request: Request
     const wanted = pageOf(request, tenantId);
     if (!wanted) return ready();
     const rows: FeedFloorRow[] = await sql.unsafe(POSTGRES_PAGE, [tenantId, wanted.position, wanted.limit]);
-    return new Response(feedPageBody(tenantId, wanted.position, rows), { headers });
+    return answer(request, feedPageBody(tenantId, wanted.position, rows));
   };
 }

@@ -5,6 +5,8 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { brotliDecompressSync } from "node:zlib";
+import { signPayload } from "../../src/domain/signing.ts";
+import { LARGE_BODY_BYTES } from "../../src/gateway/compression.ts";
 import { createWorld, type World } from "../support/harness.ts";
 
 let world: World | undefined;
@@ -206,6 +208,30 @@ test("a listed JSON answer of 1 KiB or more is gzip- or br-encoded as offered; a
   const small = await call(world, "GET", "/v1/tenant", { ...auth, "accept-encoding": "gzip, br" });
   expect(small.headers.get("content-encoding")).toBeNull();
   expect(((await small.json()) as { name: string }).name).toBe("Acme");
+});
+
+test("a feed page of 64 KiB or more is br- and gzip-encoded (off the event loop) and decodes to the plain page", async () => {
+  world = await createWorld();
+  const service = await world.createService("bulk");
+  const payload = JSON.stringify({ note: "n".repeat(900), items: [1, 2, 3] });
+  for (let i = 0; i < 100; i++) {
+    const headers = {
+      "x-service-signature": signPayload(payload, service.secret, Math.floor(world.clock.now() / 1000)),
+    };
+    const res = await world.request("POST", `/v1/ingest/${service.id}`, { token: null, body: payload, headers });
+    expect(res.status).toBe(202);
+  }
+  const auth = { authorization: `Bearer ${world.ownerToken}` };
+  const text = await (await call(world, "GET", "/v1/feed?limit=100", auth)).text();
+  expect(text.length).toBeGreaterThan(LARGE_BODY_BYTES);
+  const br = await call(world, "GET", "/v1/feed?limit=100", { ...auth, "accept-encoding": "gzip, br" });
+  expect([br.status, br.headers.get("content-encoding")]).toEqual([200, "br"]);
+  const brBytes = new Uint8Array(await br.arrayBuffer());
+  expect(brBytes.byteLength).toBeLessThan(text.length / 4);
+  expect(brotliDecompressSync(brBytes).toString()).toBe(text);
+  const gzip = await call(world, "GET", "/v1/feed?limit=100", { ...auth, "accept-encoding": "gzip" });
+  expect([gzip.status, gzip.headers.get("content-encoding")]).toEqual([200, "gzip"]);
+  expect(new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await gzip.arrayBuffer())))).toBe(text);
 });
 
 test("/openapi.json, /metrics and the console's files are compressed for a client offering gzip or br", async () => {
