@@ -122,6 +122,7 @@ export function LiveStatus({
 }) {
   let text = "Connecting…";
   if (state.kind === "live") text = `Live: ${arriving}.`;
+  if (state.kind === "paused") text = "Paused while the tab is hidden.";
   if (state.kind === "reconnecting") text = `Reconnecting (${state.failure.message})…`;
   if (state.kind === "stopped") text = `Not live: ${state.failure.message}`;
   return (

@@ -9,14 +9,15 @@
  * response has arrived. A change committed after that position is streamed; one committed
  * before it is in the fill; one in both is merged by `notOlder` (incident-order.ts), which
  * keeps the later of two snapshots of an incident. None can fall in between. After any end but a 401 or a
- * final refusal the stream resumes from the last change's cursor (`Last-Event-ID`).
+ * final refusal the stream resumes from the last change's cursor (`after`). A tab hidden past
+ * the grace lets go of the stream and, shown again, takes that same path (`attemptSignal`).
  */
 import { fromJson } from "@bufbuild/protobuf";
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Incident, IncidentSchema } from "../../gen/intake/v1/incidents_pb.ts";
 import { type ApiFailure, failureOf } from "./api.ts";
-import { backoffMs, HEALTHY_MS, type LiveState, pause } from "./live.ts";
+import { attemptSignal, backoffMs, HEALTHY_MS, type LiveState, pause } from "./live.ts";
 import { session, useSessionToken } from "./session.ts";
 
 export type IncidentChange = "opened" | "acknowledged" | "resolved" | "severity_raised";
@@ -78,6 +79,8 @@ export function useIncidentChanges(
       let cursor: string | undefined;
       let failures = 0;
       while (!signal.aborted) {
+        const attempt = await attemptSignal(signal, setState);
+        if (!attempt) return;
         const opened = Date.now();
         // Whatever ends this attempt (a failed fill, an `end` message) lets go of the response.
         let body: ReadableStream<Uint8Array> | ReadableStreamDefaultReader<unknown> | null = null;
@@ -86,13 +89,13 @@ export function useIncidentChanges(
           if (serviceId) query.set("service_id", serviceId);
           const res = await fetch(`/v1/incidents/stream?${query}`, {
             headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" },
-            signal,
+            signal: attempt,
             // Open for the life of the view: low priority, as api.ts sends the Connect streams.
             priority: "low",
           });
           if (!res.ok || !res.body) throw await refusal(res);
           body = res.body;
-          if (cursor === undefined) await fillRef.current(signal);
+          if (cursor === undefined) await fillRef.current(attempt);
           setState({ kind: "live" });
           const reader = res.body
             .pipeThrough(new TextDecoderStream())
@@ -119,6 +122,8 @@ export function useIncidentChanges(
         } catch (error) {
           body?.cancel().catch(() => undefined);
           if (signal.aborted) return;
+          // The tab let go of its streams: the next turn waits until it is shown again.
+          if (attempt.aborted) continue;
           // Anything else: the network, or a fill's call (whose 401 the api has already handled).
           const end = error instanceof StreamEnd ? error : new StreamEnd(failureOf(error), 0);
           if (end.status === 401 || SIGNED_OUT.has(end.failure.code)) {

@@ -5,6 +5,10 @@
  * Order of work: `ListFeed start=latest` names "now" as a cursor, then the view fills itself
  * (newest first, from the unary lists), then the stream runs from that cursor. An event
  * committed between the two is seen by both and merged by id; none can fall in between.
+ *
+ * A tab hidden past a short grace lets go of its streams and takes them back when shown again
+ * (tab-visibility.ts): `attemptSignal` holds each loop's next attempt until then, and the attempt
+ * that follows is the loop's usual one, as after any other end.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -12,10 +16,12 @@ import { FeedStart } from "../../gen/intake/v1/feed_pb.ts";
 import type { Event } from "../../gen/intake/v1/ingest_pb.ts";
 import { type ApiFailure, api, failureOf } from "./api.ts";
 import { useSessionToken } from "./session.ts";
+import { streamsHeld, whenShown } from "./tab-visibility.ts";
 
 export type LiveState =
   | { kind: "connecting" }
   | { kind: "live" }
+  | { kind: "paused" }
   | { kind: "reconnecting"; failure: ApiFailure }
   | { kind: "stopped"; failure: ApiFailure };
 
@@ -49,10 +55,31 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
+ * Called by a live loop (this one and incident-live.ts's) before each attempt at its stream.
+ * While the tab holds its streams it returns at once; once the tab has let go of them (hidden
+ * past the grace) it says `paused`, waits until the tab is shown again, and says `connecting`.
+ * Returns the attempt's signal: the view's, aborted as well when the tab lets go of its streams
+ * (the loop then goes round to wait here, with no backoff); `null` once the view has ended.
+ */
+export async function attemptSignal(
+  view: AbortSignal,
+  setState: (state: LiveState) => void,
+): Promise<AbortSignal | null> {
+  if (streamsHeld().aborted) {
+    setState({ kind: "paused" });
+    await whenShown(view);
+    if (view.aborted) return null;
+    setState({ kind: "connecting" });
+  }
+  return AbortSignal.any([view, streamsHeld()]);
+}
+
+/**
  * Keeps a view live while it is mounted: `fill` once (retried until it succeeds), then every
  * event after it through `onEvent`, oldest first. Restarts when the service or the token
- * changes; stops (aborting the stream) on unmount. A 401 ends it: the api's interceptor has
- * already signed the tab out.
+ * changes; stops (aborting the stream) on unmount; pauses while the tab is hidden (past the
+ * grace) and, shown again, fills again and streams from then. A 401 ends it: the api's
+ * interceptor has already signed the tab out.
  */
 export function useLiveFeed(
   serviceId: string | undefined,
@@ -75,14 +102,16 @@ export function useLiveFeed(
       let cursor: string | undefined;
       let failures = 0;
       while (!signal.aborted) {
+        const attempt = await attemptSignal(signal, setState);
+        if (!attempt) return;
         const opened = Date.now();
         try {
           if (cursor === undefined) {
-            const now = await api.feed.listFeed({ start: FeedStart.LATEST, serviceId, limit: 1 }, { signal });
-            await fillRef.current(signal);
+            const now = await api.feed.listFeed({ start: FeedStart.LATEST, serviceId, limit: 1 }, { signal: attempt });
+            await fillRef.current(attempt);
             cursor = now.nextCursor;
           }
-          const stream = api.feed.streamFeed({ after: cursor, serviceId }, { signal });
+          const stream = api.feed.streamFeed({ after: cursor, serviceId }, { signal: attempt });
           setState({ kind: "live" });
           for await (const message of stream) {
             cursor = message.cursor;
@@ -93,6 +122,13 @@ export function useLiveFeed(
           throw new ConnectError("The live stream ended.", Code.Unavailable);
         } catch (error) {
           if (signal.aborted) return;
+          // The tab let go of its streams: the next turn waits until it is shown again, then
+          // fills again from "now" as on mount. These views show the newest events only, so
+          // replaying all that arrived meanwhile (hours of a busy tenant's) would show nothing more.
+          if (attempt.aborted) {
+            cursor = undefined;
+            continue;
+          }
           const code = error instanceof ConnectError ? error.code : undefined;
           if (code === Code.Unauthenticated) return;
           if (code !== undefined && FINAL.has(code)) {

@@ -120,7 +120,8 @@ function IncidentView({ first, identity }: { first: Incident; identity: Identity
     async (signal) => {
       const res = await api.incidents.getIncident({ id }, { signal });
       if (res.incident) update(res.incident);
-      await loadAudit(signal).catch((error: unknown) => setFailure(failureOf(error)));
+      // An abort (the page left, the tab hidden past the grace) is no failure to show.
+      await loadAudit(signal).catch((error: unknown) => !signal.aborted && setFailure(failureOf(error)));
     },
     (change, next) => {
       if (next.id !== id) return;

@@ -174,7 +174,7 @@ function IncidentLists(props: {
   return (
     <>
       <IncidentLiveStatus state={live} />
-      {live.kind !== "live" && live.kind !== "connecting" && <ErrorNotice failure={live.failure} />}
+      {(live.kind === "reconnecting" || live.kind === "stopped") && <ErrorNotice failure={live.failure} />}
       <ErrorNotice failure={failure} />
       {!loaded && live.kind !== "stopped" && <Loading label="Loading incidents…" />}
       {none && !props.filtered && (
