@@ -18,8 +18,9 @@
  * a counter in this process, the only writer of its file.
  *
  * With FLOOR_FTS=1 it also keeps §18's payload index as the least code would: an FTS5 table with
- * the trigram tokenizer over the payloads (external content, filled by an insert trigger), the
- * floor of scenario 18's search-on goal.
+ * the trigram tokenizer over the payloads (external content, filled by an insert trigger; on
+ * PostgreSQL pg_trgm's GIN index over the payload as text), the floor of scenario 18's
+ * search-on goal.
  *
  * With FLOOR_ALERTS=1 it also does the least §17 work for a body with a top-level `event_action`
  * (scenario 15's floor): take `event_action`, `dedup_key` and `payload.{severity,summary,source}`
@@ -287,6 +288,13 @@ async function postgresCommit(url: string): Promise<(batch: Row[]) => Promise<Fi
   const put = (columns: unknown[][], values: unknown[]) => {
     for (let c = 0; c < values.length; c++) columns[c]?.push(values[c]);
   };
+  if (process.env.FLOOR_FTS === "1") {
+    // §18's payload index as the least code keeps it: pg_trgm's GIN index over the payload as text.
+    await sql.unsafe(`create extension if not exists pg_trgm;
+      create function floor_payload_text(b bytea) returns text language sql immutable strict
+        as $$ select convert_from(b, 'UTF8') $$;
+      create index events_payload_trgm on events using gin (floor_payload_text(payload) gin_trgm_ops);`);
+  }
   const row = await sql.unsafe("select coalesce(max(position), 0)::float8 as p from events");
   position = row[0].p;
   return async (batch) => {
