@@ -330,6 +330,13 @@ export function createHarness(settings: Settings, wanted: (n: number) => boolean
     noises.push({ scenario: n, seconds: (performance.now() - started) / 1000, noise: noiseSince(start) });
   }
 
+  /** A scenario's PostgreSQL part skipped because the server did not answer: said, and a row saying why. */
+  function postgresSkipped(n: number, title: string, goal: string, unreachable: string): void {
+    const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${unreachable})`;
+    log(`  SKIPPED (PostgreSQL): ${why}`);
+    rows.push({ scenario: n, title, goal, measured: why, status: "skipped" });
+  }
+
   /** One request, to fail a scenario early with the reason instead of a wall of non-2xx. */
   async function expectStatus(url: string, init: RequestInit, expected: number, what: string): Promise<void> {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
@@ -451,6 +458,7 @@ export function createHarness(settings: Settings, wanted: (n: number) => boolean
     interleave,
     sideBySide,
     scenario,
+    postgresSkipped,
     beside,
     againstFloor,
     ratioRow,

@@ -14,7 +14,6 @@ export async function run(h: Harness): Promise<void> {
   const {
     settings,
     rows,
-    log,
     workDir,
     ingestTarget,
     interleave,
@@ -30,15 +29,7 @@ export async function run(h: Harness): Promise<void> {
   await scenario(4, "Signed ingest on PostgreSQL (128 conns)", async () => {
     const db = await createScratchDatabase();
     if ("unreachable" in db) {
-      const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
-      log(`  SKIPPED: ${why}`);
-      rows.push({
-        scenario: 4,
-        title: "Signed ingest on PostgreSQL",
-        goal: "≥ 20k events/s",
-        measured: why,
-        status: "skipped",
-      });
+      h.postgresSkipped(4, "Signed ingest on PostgreSQL", "≥ 20k events/s", db.unreachable);
       return;
     }
     try {

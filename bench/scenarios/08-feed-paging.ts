@@ -84,15 +84,12 @@ export async function run(h: Harness): Promise<void> {
 
     const db = await createScratchDatabase();
     if ("unreachable" in db) {
-      const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
-      log(`  SKIPPED (PostgreSQL): ${why}`);
-      rows.push({
-        scenario: 8,
-        title: "Feed paging, events/s read (limit 1000, 1 KiB, 2 readers) vs the one-statement floor (PostgreSQL)",
-        goal: "≥ 0.70×",
-        measured: why,
-        status: "skipped",
-      });
+      h.postgresSkipped(
+        8,
+        "Feed paging, events/s read (limit 1000, 1 KiB, 2 readers) vs the one-statement floor (PostgreSQL)",
+        "≥ 0.70×",
+        db.unreachable,
+      );
       return;
     }
     try {

@@ -127,15 +127,7 @@ export async function run(h: Harness): Promise<void> {
 
     const db = await createScratchDatabase();
     if ("unreachable" in db) {
-      const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
-      log(`  SKIPPED (PostgreSQL): ${why}`);
-      rows.push({
-        scenario: 13,
-        title: "Signed ingest during a retention sweep, PostgreSQL",
-        goal: "≥ 0.80×",
-        measured: why,
-        status: "skipped",
-      });
+      h.postgresSkipped(13, "Signed ingest during a retention sweep, PostgreSQL", "≥ 0.80×", db.unreachable);
       return;
     }
     let twin: Awaited<ReturnType<typeof createScratchDatabase>> | null = null;

@@ -187,15 +187,12 @@ export async function run(h: Harness): Promise<void> {
       const db = await createScratchDatabase();
       const twin = "unreachable" in db ? db : await createScratchDatabase();
       if ("unreachable" in db || "unreachable" in twin) {
-        const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${"unreachable" in db ? db.unreachable : ""})`;
-        log(`  SKIPPED (PostgreSQL): ${why}`);
-        rows.push({
-          scenario: 14,
-          title: "Signed ingest with the export on vs off, PostgreSQL",
-          goal: "≥ 0.90×",
-          measured: why,
-          status: "skipped",
-        });
+        h.postgresSkipped(
+          14,
+          "Signed ingest with the export on vs off, PostgreSQL",
+          "≥ 0.90×",
+          "unreachable" in db ? db.unreachable : "",
+        );
         if (!("unreachable" in db)) await db.drop();
         return;
       }

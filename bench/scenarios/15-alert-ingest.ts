@@ -144,7 +144,7 @@ async function compareIngest(
 }
 
 export async function run(h: Harness): Promise<void> {
-  const { rows, log, scenario, spec } = h;
+  const { rows, scenario, spec } = h;
   await scenario(15, "Signed alert-event ingest vs plain-event ingest (SQLite, PostgreSQL)", async () => {
     rows.push(
       ...(await compareIngest(
@@ -161,15 +161,12 @@ export async function run(h: Harness): Promise<void> {
       for (let k = 0; k < 4; k++) {
         const db = await createScratchDatabase();
         if ("unreachable" in db) {
-          const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
-          log(`  SKIPPED (PostgreSQL): ${why}`);
-          rows.push({
-            scenario: 15,
-            title: "Signed alert-event ingest vs plain-event ingest, PostgreSQL",
-            goal: "≥ 0.85×",
-            measured: why,
-            status: "skipped",
-          });
+          h.postgresSkipped(
+            15,
+            "Signed alert-event ingest vs plain-event ingest, PostgreSQL",
+            "≥ 0.85×",
+            db.unreachable,
+          );
           return;
         }
         databases.push(db);

@@ -101,15 +101,7 @@ export async function run(h: Harness): Promise<void> {
       for (const count of counts) {
         const db = await createScratchDatabase();
         if ("unreachable" in db) {
-          const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
-          log(`  SKIPPED (PostgreSQL): ${why}`);
-          rows.push({
-            scenario: 16,
-            title: "Open incidents page, PostgreSQL",
-            goal: "cost ratio ≤ 1.2",
-            measured: why,
-            status: "skipped",
-          });
+          h.postgresSkipped(16, "Open incidents page, PostgreSQL", "cost ratio ≤ 1.2", db.unreachable);
           return;
         }
         databases.push(db);

@@ -120,15 +120,7 @@ export async function run(h: Harness): Promise<void> {
       await measure("SQLite", sqliteSpec, sqlitePath(sqliteSpec));
       const db = await createScratchDatabase();
       if ("unreachable" in db) {
-        const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
-        log(`  SKIPPED (PostgreSQL): ${why}`);
-        rows.push({
-          scenario: 17,
-          title: "Finding events, PostgreSQL",
-          goal: "p99 ≤ 100 / 20 ms",
-          measured: why,
-          status: "skipped",
-        });
+        h.postgresSkipped(17, "Finding events, PostgreSQL", "p99 ≤ 100 / 20 ms", db.unreachable);
         return;
       }
       try {

@@ -20,7 +20,7 @@ const SEARCH_GOAL = 0.8;
 const STATS_GOAL = 0.97;
 
 export async function run(h: Harness): Promise<void> {
-  const { settings, rows, log, workDir, ingestTarget, ingestPairPlan, sideBySide, scenario, probeIngest } = h;
+  const { settings, rows, workDir, ingestTarget, ingestPairPlan, sideBySide, scenario, probeIngest } = h;
   const { spec, start, stopIntake, startBaseline, serviceOf } = h;
   const floors: Reference[] = [];
   /** The independent floor, with the payload index or not, on a SQLite file or (`url`) a PostgreSQL database. */
@@ -107,15 +107,7 @@ export async function run(h: Harness): Promise<void> {
       for (let i = 0; i < 4; i++) {
         const db = await createScratchDatabase();
         if ("unreachable" in db) {
-          const why = `PostgreSQL at 127.0.0.1:5432 unreachable (${db.unreachable})`;
-          log(`  SKIPPED (PostgreSQL): ${why}`);
-          rows.push({
-            scenario: 18,
-            title: "Signed ingest, search on vs off, PostgreSQL",
-            goal: "≥ 0.80×",
-            measured: why,
-            status: "skipped",
-          });
+          h.postgresSkipped(18, "Signed ingest, search on vs off, PostgreSQL", "≥ 0.80×", db.unreachable);
           return;
         }
         databases.push(db);
