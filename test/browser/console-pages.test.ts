@@ -15,7 +15,7 @@ import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { chromiumPresent, launchChromium, requireChromium } from "../support/browser.ts";
-import { openTab, SCREENSHOTS, signIn, type Tab, tabTo } from "../support/console.ts";
+import { atRest, openTab, SCREENSHOTS, signIn, type Tab, tabTo } from "../support/console.ts";
 import { type ConsoleWorld, consoleWorld } from "../support/console-world.ts";
 
 const present = chromiumPresent("console pages (themes, phone layout, navigation)");
@@ -82,6 +82,7 @@ async function visit(tab: Tab, { path, heading }: ConsolePage): Promise<void> {
  * and foreign requests since the last look (which it clears), each line prefixed with `name`.
  */
 async function problems(tab: Tab, name: string): Promise<string[]> {
+  await atRest(tab.page);
   const axe = await new AxeBuilder({ page: tab.page }).analyze();
   const found = axe.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")

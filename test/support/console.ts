@@ -70,8 +70,20 @@ export async function openTab(context: BrowserContext, base: string): Promise<Ta
   return tab;
 }
 
-/** No serious or critical axe violation on the page as it is now. */
+/**
+ * Resolves once the page's finite animations have ended, for a check of the page at rest: a
+ * fade-in (the loading line's) sampled halfway reads to axe as low contrast. A spinner's
+ * animation never ends and is not waited for.
+ */
+export async function atRest(page: Page): Promise<void> {
+  await page.evaluate(`Promise.all(document.getAnimations()
+    .filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity)
+    .map((a) => a.finished.catch(() => undefined)))`);
+}
+
+/** No serious or critical axe violation on the page at rest. */
 export async function expectAccessible(page: Page): Promise<void> {
+  await atRest(page);
   const axe = await new AxeBuilder({ page }).analyze();
   const bad = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
   expect(bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`)).toEqual([]);
