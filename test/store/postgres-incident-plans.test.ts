@@ -5,36 +5,31 @@
  * as on an analyzed one; and the list pages, each walking the index meant for its filter in
  * page order. Each statement is explained, not run. The event reads: postgres-plans.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
-import type { IncidentQuery, Store } from "../../src/domain/ports/store.ts";
+import { beforeAll, describe, expect, test } from "bun:test";
+import type { IncidentQuery } from "../../src/domain/ports/store.ts";
 import { incidentListStatement } from "../../src/store/incident-rows.ts";
 import { postgresPlaceholder } from "../../src/store/list-rows.ts";
 import { DUE, OPEN_BY_KEYS } from "../../src/store/postgres/incidents.ts";
-import { createPostgresStore } from "../../src/store/postgres/store.ts";
-import { serviceAvailable, TEST_POSTGRES_URL } from "../support/services.ts";
-import { auditOf, creationAudit, NOW, serviceRecord, tenantRecord, tokenRecord } from "./store-contract.ts";
+import { serviceAvailable } from "../support/services.ts";
+import { explain, planDatabase } from "./plan-database.ts";
+import { NOW } from "./store-contract.ts";
 
 const ok = await serviceAvailable("postgres");
-const TENANTS = 10;
-const SERVICES_PER_TENANT = 2;
 
 describe.skipIf(!ok)("postgres incident read plans", () => {
-  const name = `intake_incplans_${crypto.randomUUID().replaceAll("-", "")}`;
-  const admin = new SQL(TEST_POSTGRES_URL, { max: 1 });
-  const url = (() => {
-    const u = new URL(TEST_POSTGRES_URL);
-    u.pathname = `/${name}`;
-    return u.toString();
-  })();
-  let store: Store;
-  let sql: SQL;
-  const tenants: string[] = [];
-  const services: string[] = [];
+  const db = planDatabase({
+    prefix: "intake_incplans",
+    tenants: 10,
+    servicesPerTenant: 2,
+    service: { incidentAutoResolveSeconds: 3_600 },
+    // As a bench's or a new deployment's table: a few thousand rows, never analyzed.
+    seed: () => seed(1, 5_000),
+  });
+  const { tenants, services } = db;
 
   /** `count` incidents round robin over the services, one in ten open, from number `from` on. */
   async function seed(from: number, count: number): Promise<void> {
-    await sql.unsafe(
+    await db.sql.unsafe(
       "insert into incidents (id, tenant_id, service_id, dedup_key, status, severity, title, source, alert_count, " +
         "created_at, last_event_at, resolved_at, resolved_by_type) " +
         "select lpad(to_hex($1::bigint + g), 12, '0') || lpad(to_hex(g), 20, '0'), s.tenants[g % $2 + 1], s.ids[g % $2 + 1], " +
@@ -47,37 +42,7 @@ describe.skipIf(!ok)("postgres incident read plans", () => {
     );
   }
 
-  beforeAll(async () => {
-    await admin.unsafe(`create database "${name}"`);
-    store = createPostgresStore({ url, max: 2 });
-    await store.migrate();
-    for (let t = 0; t < TENANTS; t++) {
-      const tenant = tenantRecord();
-      const owner = tokenRecord(tenant.id, { role: "owner" });
-      await store.createTenant(tenant, owner, creationAudit(tenant, owner));
-      tenants.push(tenant.id);
-      for (let s = 0; s < SERVICES_PER_TENANT; s++) {
-        const service = serviceRecord(tenant.id, { incidentAutoResolveSeconds: 3_600 });
-        await store.services.insert(service, auditOf(tenant.id, "service.create", "service", service.id));
-        services.push(service.id);
-      }
-    }
-    sql = new SQL(url, { max: 1 });
-    // As a bench's or a new deployment's table: a few thousand rows, never analyzed.
-    await seed(1, 5_000);
-  }, 120_000);
-
-  afterAll(async () => {
-    await sql?.close();
-    await store?.close();
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.close();
-  });
-
-  async function plan(text: string, params: unknown[]): Promise<string> {
-    const rows = (await sql.unsafe(`explain ${text}`, params).values()) as string[][];
-    return rows.map((row) => row[0]).join("\n");
-  }
+  const plan = (text: string, params: unknown[]) => explain(db.sql, text, params);
 
   /** 100 keys of a batch (the bench's), and the open incidents' probe for them. */
   async function openByKeysPlan(): Promise<string> {
@@ -104,7 +69,7 @@ describe.skipIf(!ok)("postgres incident read plans", () => {
   describe("with 100,000 analyzed incidents", () => {
     beforeAll(async () => {
       await seed(5_001, 95_000);
-      await sql.unsafe("analyze incidents");
+      await db.sql.unsafe("analyze incidents");
     }, 120_000);
 
     test("§17 ingest's open-incident probe and auto-resolve's read still use incidents_open_key_unique", async () => {

@@ -4,16 +4,15 @@
  * against 100,000 analyzed events, and must walk the index meant for it in page order — no
  * scan of `events`, no sort of the rows it walks. SQLite's plans: test/store/sqlite.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
-import type { EventSearchQuery, Store } from "../../src/domain/ports/store.ts";
+import { describe, expect, test } from "bun:test";
+import type { EventSearchQuery } from "../../src/domain/ports/store.ts";
 import { LIST_AFTER, LIST_FIRST } from "../../src/store/postgres/event-reads.ts";
 import { createEventSearch } from "../../src/store/postgres/event-search.ts";
 import { createExportRepo } from "../../src/store/postgres/exports.ts";
 import type { PostgresPool } from "../../src/store/postgres/pool.ts";
-import { createPostgresStore } from "../../src/store/postgres/store.ts";
-import { serviceAvailable, TEST_POSTGRES_URL } from "../support/services.ts";
-import { auditOf, creationAudit, NOW, serviceRecord, tenantRecord, tokenRecord } from "./store-contract.ts";
+import { serviceAvailable } from "../support/services.ts";
+import { explain, planDatabase } from "./plan-database.ts";
+import { NOW } from "./store-contract.ts";
 
 const ok = await serviceAvailable("postgres");
 const EVENTS = 100_000;
@@ -21,56 +20,29 @@ const TENANTS = 10;
 const SERVICES = 20;
 
 describe.skipIf(!ok)("postgres event read plans on 100,000 events", () => {
-  const name = `intake_plans_${crypto.randomUUID().replaceAll("-", "")}`;
-  const admin = new SQL(TEST_POSTGRES_URL, { max: 1 });
-  const url = (() => {
-    const u = new URL(TEST_POSTGRES_URL);
-    u.pathname = `/${name}`;
-    return u.toString();
-  })();
-  let store: Store;
-  let sql: SQL;
-  const tenants: string[] = [];
-  const services: string[] = [];
-
-  beforeAll(async () => {
-    await admin.unsafe(`create database "${name}"`);
-    store = createPostgresStore({ url, max: 2, eventSearch: true });
-    await store.migrate();
-    for (let t = 0; t < TENANTS; t++) {
-      const tenant = tenantRecord();
-      const owner = tokenRecord(tenant.id, { role: "owner" });
-      await store.createTenant(tenant, owner, creationAudit(tenant, owner));
-      tenants.push(tenant.id);
-      for (let s = 0; s < SERVICES / TENANTS; s++) {
-        const service = serviceRecord(tenant.id);
-        await store.services.insert(service, auditOf(tenant.id, "service.create", "service", service.id));
-        services.push(service.id);
-      }
-    }
-    sql = new SQL(url, { max: 1 });
-    // One event every 10 ms, round robin over the services; ids are UUIDv7-like of received_at
-    // (the Store port's invariant), positions in that order as the feed assigns them.
-    await sql.unsafe(
-      "insert into events (id, service_id, tenant_id, received_at, payload, position, type) " +
-        "select lpad(to_hex($1::bigint + g * 10), 12, '0') || lpad(to_hex(g), 20, '0'), " +
-        "(s.ids)[g % $2 + 1], (s.tenants)[g % $2 + 1], $1::bigint + g * 10, " +
-        "convert_to('{\"type\":\"type.' || (g % 7) || '\",\"n\":\"word-' || g || '\"}', 'UTF8'), g, 'type.' || (g % 7) " +
-        "from generate_series(1, $3::int) g, (select array_agg(id order by id) ids, array_agg(tenant_id order by id) tenants from services) s",
-      [NOW, SERVICES, EVENTS],
-    );
-    await sql.unsafe("insert into feed_head (id, head) values (1, $1) on conflict (id) do update set head = $1", [
-      EVENTS,
-    ]);
-    await sql.unsafe("analyze");
-  }, 120_000);
-
-  afterAll(async () => {
-    await sql?.close();
-    await store?.close();
-    await admin.unsafe(`drop database if exists "${name}" with (force)`);
-    await admin.close();
+  const db = planDatabase({
+    prefix: "intake_plans",
+    tenants: TENANTS,
+    servicesPerTenant: SERVICES / TENANTS,
+    eventSearch: true,
+    seed: async ({ sql }) => {
+      // One event every 10 ms, round robin over the services; ids are UUIDv7-like of received_at
+      // (the Store port's invariant), positions in that order as the feed assigns them.
+      await sql.unsafe(
+        "insert into events (id, service_id, tenant_id, received_at, payload, position, type) " +
+          "select lpad(to_hex($1::bigint + g * 10), 12, '0') || lpad(to_hex(g), 20, '0'), " +
+          "(s.ids)[g % $2 + 1], (s.tenants)[g % $2 + 1], $1::bigint + g * 10, " +
+          "convert_to('{\"type\":\"type.' || (g % 7) || '\",\"n\":\"word-' || g || '\"}', 'UTF8'), g, 'type.' || (g % 7) " +
+          "from generate_series(1, $3::int) g, (select array_agg(id order by id) ids, array_agg(tenant_id order by id) tenants from services) s",
+        [NOW, SERVICES, EVENTS],
+      );
+      await sql.unsafe("insert into feed_head (id, head) values (1, $1) on conflict (id) do update set head = $1", [
+        EVENTS,
+      ]);
+      await sql.unsafe("analyze");
+    },
   });
+  const { tenants, services } = db;
 
   /** A pool whose client explains each statement instead of running it. */
   function explaining(plans: string[]): PostgresPool {
@@ -79,8 +51,7 @@ describe.skipIf(!ok)("postgres event read plans on 100,000 events", () => {
       client: () => ({
         unsafe: (text: string, params: unknown[]) => ({
           values: async () => {
-            const rows = (await sql.unsafe(`explain ${text}`, params).values()) as string[][];
-            plans.push(rows.map((row) => row[0]).join("\n"));
+            plans.push(await explain(db.sql, text, params));
             return [];
           },
         }),
@@ -141,22 +112,21 @@ describe.skipIf(!ok)("postgres event read plans on 100,000 events", () => {
   });
 
   test("a service's event listing walks (service_id, position) newest first", async () => {
-    const first = await sql.unsafe(`explain ${LIST_FIRST}`, [service(), 21]).values();
-    const after = await sql.unsafe(`explain ${LIST_AFTER}`, [service(), 21, 50_000]).values();
-    for (const rows of [first, after]) {
-      const plan = (rows as string[][]).map((row) => row[0]).join("\n");
+    const first = await explain(db.sql, LIST_FIRST, [service(), 21]);
+    const after = await explain(db.sql, LIST_AFTER, [service(), 21, 50_000]);
+    for (const plan of [first, after]) {
       expect(plan).toContain("Index Scan Backward using events_service_position_idx on events");
       expect(plan).not.toMatch(/Seq Scan on events|Sort/);
     }
   });
 
   test("the export's window: a read covers at most 4 × its limit of positions; past a gap it ends below the head, empty", async () => {
-    const first = await store.exports.read(0, 10);
+    const first = await db.store.exports.read(0, 10);
     expect(first.items.map((item) => item.position)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(first).toMatchObject({ upTo: 10, head: EVENTS });
-    await sql.unsafe("delete from events where position between 200 and 400");
-    expect(await store.exports.read(199, 10)).toEqual({ items: [], upTo: 239, head: EVENTS });
-    const resumed = await store.exports.read(399, 10);
+    await db.sql.unsafe("delete from events where position between 200 and 400");
+    expect(await db.store.exports.read(199, 10)).toEqual({ items: [], upTo: 239, head: EVENTS });
+    const resumed = await db.store.exports.read(399, 10);
     expect(resumed.items.map((item) => item.position)).toEqual([401, 402, 403, 404, 405, 406, 407, 408, 409, 410]);
   });
 

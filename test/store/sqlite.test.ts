@@ -31,6 +31,26 @@ function tempPath(): string {
   return join(dir, `store-${files}.sqlite`);
 }
 
+/** A freshly migrated store file, opened raw for `fn` (statements explained there, not run), closed after. */
+async function onMigratedFile(fn: (db: Database) => void): Promise<void> {
+  const path = tempPath();
+  const store = createSqliteStore({ path });
+  await store.migrate();
+  await store.close();
+  const db = new Database(path);
+  try {
+    fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** `EXPLAIN QUERY PLAN` of `text` with `params`: its steps' details joined by " | ". */
+function queryPlan(db: Database, text: string, params: readonly unknown[]): string {
+  const rows = db.query(`EXPLAIN QUERY PLAN ${text}`).all(...(params as string[])) as { detail: string }[];
+  return rows.map((r) => r.detail).join(" | ");
+}
+
 runStoreContract("sqlite :memory:", async () => {
   const store = createSqliteStore({ path: ":memory:" });
   return { store, cleanup: () => store.close() };
@@ -210,19 +230,13 @@ describe("sqlite store specifics", () => {
   });
 
   test("§18 pages read an index, never every row: q through the FTS5 index, filters through their (…, position) index bounded by primary-key seeks", async () => {
-    const path = tempPath();
-    const store = createSqliteStore({ path });
-    await store.migrate();
-    await store.close();
-    const db = new Database(path);
-    try {
+    await onMigratedFile((db) => {
       // The statements the store prepares, each explained instead of run.
       const plans: string[] = [];
       const explaining = {
         prepare: (text: string) => ({
           all: (...params: unknown[]) => {
-            const rows = db.query(`EXPLAIN QUERY PLAN ${text}`).all(...(params as string[])) as { detail: string }[];
-            plans.push(rows.map((r) => r.detail).join(" | "));
+            plans.push(queryPlan(db, text, params));
             return [];
           },
         }),
@@ -249,48 +263,30 @@ describe("sqlite store specifics", () => {
         // …and takes the time bounds' positions as its own rowid range (M1><).
         "SCAN events_fts VIRTUAL TABLE INDEX 192:M1>< | SCALAR SUBQUERY 1 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id<?) | SCALAR SUBQUERY 2 | SEARCH events USING INDEX sqlite_autoindex_events_1 (id>?) | REUSE SUBQUERY 1 | REUSE SUBQUERY 2 | SEARCH e USING INTEGER PRIMARY KEY (rowid=?)",
       ]);
-    } finally {
-      db.close();
-    }
+    });
   });
 
   test("a service's event listing walks (service_id, position) newest first: no other index, no sort", async () => {
-    const path = tempPath();
-    const store = createSqliteStore({ path });
-    await store.migrate();
-    await store.close();
-    const db = new Database(path);
-    try {
+    await onMigratedFile((db) => {
       const texts: string[] = [];
       createEventReads({ prepare: (text: string) => texts.push(text) } as unknown as Database);
       const listing = texts.filter((text) => text.includes("ORDER BY position DESC"));
       expect(listing).toHaveLength(2);
       for (const text of listing) {
         const params = text.includes("?3") ? ["s", 21, 5] : ["s", 21];
-        const rows = db.query(`EXPLAIN QUERY PLAN ${text}`).all(...params) as { detail: string }[];
-        expect(rows.map((r) => r.detail).join(" | ")).toMatch(
+        expect(queryPlan(db, text, params)).toMatch(
           /^SEARCH events USING INDEX events_service_position_idx \(service_id=\?( AND position<\?)?\)$/,
         );
       }
-    } finally {
-      db.close();
-    }
+    });
   });
 
   test("§17 auto-resolve reads each auto-resolving service's open incidents through incidents_open_key_unique, not every open incident", async () => {
-    const path = tempPath();
-    const store = createSqliteStore({ path });
-    await store.migrate();
-    await store.close();
-    const db = new Database(path);
-    try {
-      const rows = db.query(`EXPLAIN QUERY PLAN ${DUE}`).all(NOW, 100) as { detail: string }[];
-      expect(rows.map((r) => r.detail).join(" | ")).toBe(
+    await onMigratedFile((db) => {
+      expect(queryPlan(db, DUE, [NOW, 100])).toBe(
         "SCAN s | SEARCH i USING INDEX incidents_open_key_unique (service_id=?) | USE TEMP B-TREE FOR ORDER BY",
       );
-    } finally {
-      db.close();
-    }
+    });
   });
 
   test("a path that cannot be opened is unavailable (DomainError), not a raw SQLite error", () => {
