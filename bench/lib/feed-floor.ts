@@ -12,6 +12,7 @@ import type { Database } from "bun:sqlite";
 import { brotliCompressSync, constants } from "node:zlib";
 import type { SQL } from "bun";
 import { decodeFeedCursor, encodeFeedCursor } from "../../src/domain/feed-cursor.ts";
+import { pickEncoding } from "../../src/gateway/compression.ts";
 
 /**
  * One event row as the floor reads it. bun:sqlite gives the integers as numbers; Bun's
@@ -64,16 +65,16 @@ function pageOf(request: Request, tenantId: string): { position: number; limit: 
 
 /**
  * The page as SPEC §20 requires it be sent: br where the client offers it (Bun's fetch, the
- * bench's reader, does), else gzip where offered, else plain; at the fastest setting, the least
- * the contract asks.
+ * bench's reader, does), else gzip where offered, else plain (Intake's own reading of
+ * Accept-Encoding); at the fastest setting, the least the contract asks.
  */
 function answer(request: Request, body: Buffer): Response {
-  const accept = request.headers.get("accept-encoding") ?? "";
-  if (/\bbr\b/.test(accept)) {
+  const encoding = pickEncoding(request.headers.get("accept-encoding") ?? "");
+  if (encoding === "br") {
     const br = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 1 } });
     return new Response(br, { headers: { ...headers, "content-encoding": "br" } });
   }
-  if (/\bgzip\b/.test(accept)) {
+  if (encoding === "gzip") {
     return new Response(Bun.gzipSync(body as Uint8Array<ArrayBuffer>, { level: 1 }), {
       headers: { ...headers, "content-encoding": "gzip" },
     });
